@@ -1,0 +1,69 @@
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+} from "@aws-sdk/client-dynamodb";
+import { TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+import { conflict } from "../http/errors.ts";
+import { dynamo } from "./client.ts";
+import { IDEMPOTENCY_SORT_KEY } from "./keys.ts";
+
+export type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+
+/**
+ * Which items of a cancelled transaction failed their condition (by index), so the caller can
+ * tell "the resource is gone" from "someone else changed it first".
+ */
+export function failedConditions(error: unknown): number[] | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  return (error.CancellationReasons ?? []).flatMap((reason, index) =>
+    reason.Code === "ConditionalCheckFailed" ? [index] : [],
+  );
+}
+
+/** Two transactions raced on the same item: retrying is safe, the conditions are re-evaluated. */
+export function isTransactionConflict(error: unknown): boolean {
+  return (
+    error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === "TransactionConflict")
+  );
+}
+
+/** The item a failed conditional write found (`ReturnValuesOnConditionCheckFailure: ALL_OLD`). */
+export function conditionFailedItem(error: unknown): Record<string, unknown> | undefined | null {
+  if (!(error instanceof ConditionalCheckFailedException)) return null;
+  const item = error.Item as Record<string, AttributeValue> | undefined;
+  return item ? unmarshall(item) : undefined;
+}
+
+const CONFLICT_RETRIES = 4;
+
+/**
+ * Runs a transaction, retrying when it raced another transaction on the same item
+ * (`TransactionConflict`, which the SDK does not retry). Conditions are evaluated again on each
+ * attempt, so a retry can never apply a change twice.
+ */
+export async function transactWrite(items: TransactItem[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (failedConditions(error)?.some((index) => isIdempotencyCompletion(items[index]))) {
+        // Another request took this Idempotency-Key over (ours ran past its lock): nothing was written.
+        throw conflict(
+          "request.idempotency-key.concurrent",
+          "A request with this Idempotency-Key is being processed.",
+        );
+      }
+      if (!isTransactionConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
+      // Full jitter on an exponential base: 10, 20, 40, 80 ms at most.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
+    }
+  }
+}
+
+function isIdempotencyCompletion(item: TransactItem | undefined): boolean {
+  return item?.Update?.Key?.sk === IDEMPOTENCY_SORT_KEY;
+}

@@ -1,0 +1,179 @@
+import middy, { type MiddlewareObj } from "@middy/core";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import type { TransactItem } from "../db/transactions.ts";
+import { logger } from "../observability/logger.ts";
+import { type AuthMode, authenticate, type Caller } from "./auth.ts";
+import { ApiError } from "./errors.ts";
+import {
+  acquire,
+  complete,
+  fingerprint,
+  type IdempotencyHandle,
+  readIdempotencyKey,
+  release,
+} from "./idempotency.ts";
+import { type Input, parseBody, parseQuery } from "./input.ts";
+import { errorBody, errorResult, JSON_HEADERS, type Reply, toResult } from "./reply.ts";
+
+/** Everything a handler needs about its request, already parsed and authenticated. */
+export interface ApiRequest {
+  requestId: string;
+  method: string;
+  /** The path as requested, and the route's decoded path parameters. */
+  rawPath: string;
+  path: Record<string, string>;
+  query: Input;
+  body: Input;
+  caller: Caller;
+  /**
+   * Writes to add to the transaction of the state change this request makes, so that the
+   * answer stored for its `Idempotency-Key` commits with the change (empty without a key).
+   */
+  commitWith(reply: Reply): TransactItem[];
+}
+
+type PublicRequest = Omit<ApiRequest, "caller">;
+
+interface ApiOptions {
+  /** Default `private-key`; `none` for the routes that need no project (the 404 fallback). */
+  auth?: AuthMode | "none";
+}
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+
+interface State {
+  requestId: string;
+  startedAt: number;
+  request?: PublicRequest & { caller?: Caller };
+  idempotency?: IdempotencyHandle;
+}
+type ApiContext = Context & { api: State };
+
+/**
+ * Wraps a handler in the HTTP core every endpoint shares: request logging, error answers,
+ * body and query parsing (JSON or form), authentication and `Idempotency-Key`.
+ */
+export function api(handle: (request: ApiRequest) => Promise<Reply>, options?: { auth: AuthMode }): Handler;
+export function api(handle: (request: PublicRequest) => Promise<Reply>, options: { auth: "none" }): Handler;
+export function api(handle: (request: ApiRequest) => Promise<Reply>, options: ApiOptions = {}): Handler {
+  const authMode = options.auth ?? "private-key";
+  return middy<Event, Result, Error, ApiContext>()
+    .use(errorAnswers())
+    .use(parsing())
+    .use(authentication(authMode))
+    .use(idempotency())
+    .handler(async (_event, context) => {
+      const state = context.api;
+      const reply = await handle(state.request as ApiRequest);
+      return toResult(reply, state.requestId);
+    }) as unknown as Handler;
+}
+
+/** A Lambda handler for API Gateway HTTP API (payload 2.0) events. */
+export type Handler = (event: Event, context: Context) => Promise<Result>;
+
+/** Outermost: logs each request once and turns every error into a JSON answer, never a crash. */
+function errorAnswers(): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: ({ event, context }) => {
+      const requestId = event.requestContext?.requestId ?? context.awsRequestId;
+      context.api = { requestId, startedAt: Date.now() };
+      logger.resetKeys();
+      logger.appendKeys({ request_id: requestId, lambda_request_id: context.awsRequestId });
+    },
+    after: ({ event, context, response }) => {
+      logRequest(event, context, response?.statusCode ?? 200);
+    },
+    onError: (request) => {
+      const { error, event, context } = request;
+      const state = context.api ?? { requestId: context.awsRequestId, startedAt: Date.now() };
+      if (!(error instanceof ApiError)) {
+        logger.error("Unexpected error", { error });
+      }
+      request.response = errorResult(error, state.requestId);
+      logRequest(event, context, request.response.statusCode ?? 500);
+    },
+  };
+}
+
+function logRequest(event: Event, context: ApiContext, status: number) {
+  logger.info("request", {
+    method: event.requestContext?.http?.method,
+    route: event.routeKey,
+    status,
+    duration_ms: context.api ? Date.now() - context.api.startedAt : undefined,
+  });
+}
+
+function parsing(): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: ({ event, context }) => {
+      const state = context.api;
+      state.request = {
+        requestId: state.requestId,
+        method: event.requestContext.http.method,
+        rawPath: event.rawPath,
+        path: (event.pathParameters ?? {}) as Record<string, string>,
+        query: parseQuery(event.rawQueryString),
+        body: parseBody(event),
+        commitWith: (reply) => {
+          const handle = state.idempotency;
+          if (!handle) return [];
+          handle.committed = true;
+          return [handle.completion(stored(reply))];
+        },
+      };
+    },
+  };
+}
+
+function authentication(mode: AuthMode | "none"): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: async ({ event, context }) => {
+      if (mode === "none") return;
+      const caller = await authenticate(event.headers?.authorization, mode);
+      (context.api.request as ApiRequest).caller = caller;
+      logger.appendKeys({ project_id: caller.projectId });
+    },
+  };
+}
+
+function idempotency(): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: async ({ event, context }) => {
+      const state = context.api;
+      const request = state.request as ApiRequest;
+      if (request.method !== "POST" || !request.caller) return;
+      const key = readIdempotencyKey(event.headers ?? {});
+      if (!key) return;
+      const print = fingerprint(request.method, event.rawPath, { query: request.query, body: request.body });
+      const acquired = await acquire(request.caller.projectId, key, print, state.requestId);
+      if ("replay" in acquired) {
+        return {
+          statusCode: acquired.replay.statusCode,
+          headers: { ...JSON_HEADERS, "x-request-id": state.requestId, "idempotent-replayed": "true" },
+          body: acquired.replay.body,
+        };
+      }
+      state.idempotency = acquired.handle;
+    },
+    after: async ({ context, response }) => {
+      const handle = context.api.idempotency;
+      if (!handle || handle.committed || !response) return;
+      await complete(handle, { statusCode: response.statusCode ?? 200, body: response.body ?? "" });
+    },
+    onError: async ({ context, error }) => {
+      const handle = context.api?.idempotency;
+      if (!handle) return;
+      const { status, body } = errorBody(error, context.api.requestId);
+      // A refusal is an answer worth replaying; a fault is not: the retry must run again.
+      if (status < 500) await complete(handle, { statusCode: status, body: JSON.stringify(body) });
+      else await release(handle);
+    },
+  };
+}
+
+function stored(reply: Reply) {
+  return { statusCode: reply.status, body: JSON.stringify({ success: true, ...reply.body }) };
+}

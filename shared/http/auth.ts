@@ -1,0 +1,44 @@
+import { isEnvironmentProjectId, SANDBOX_PROJECT_PREFIX } from "../ids.ts";
+import { privateKeyMatches } from "../projects/keys.ts";
+import { findEnvironment, type ProjectEnvironment } from "../projects/project.ts";
+import { authenticationFailed, unknownProject } from "./errors.ts";
+
+/** Who is calling: one environment of one project. Its id scopes every read and write. */
+export interface Caller {
+  /** The environment project id (`proj_…` or `test-proj_…`). */
+  projectId: string;
+  sandbox: boolean;
+  environment: ProjectEnvironment;
+}
+
+/**
+ * `private-key`: HTTP Basic with the project id and its private key (every server call).
+ * `project-id`: the project id alone is enough (card tokenization from browsers and apps);
+ * a private key, when one is sent, must still be right.
+ */
+export type AuthMode = "private-key" | "project-id";
+
+export async function authenticate(authorization: string | undefined, mode: AuthMode): Promise<Caller> {
+  const credentials = parseBasic(authorization);
+  if (!credentials)
+    throw authenticationFailed("Send HTTP Basic credentials: the project id and private key.");
+  const { username, password } = credentials;
+  if (!isEnvironmentProjectId(username)) throw unknownProject();
+
+  const environment = await findEnvironment(username);
+  if (!environment) throw unknownProject();
+  const keyRequired = mode === "private-key" || password !== "";
+  if (keyRequired && !privateKeyMatches(password, environment.key_hash)) throw authenticationFailed();
+  // The environment comes from the stored record; the id prefix must agree with it.
+  if (environment.sandbox !== username.startsWith(SANDBOX_PROJECT_PREFIX)) throw authenticationFailed();
+  return { projectId: environment.id, sandbox: environment.sandbox, environment };
+}
+
+function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
+  const match = header?.match(/^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i);
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return { username: decoded, password: "" };
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}

@@ -1,0 +1,181 @@
+import { createHash } from "node:crypto";
+import { DeleteCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { config } from "../config.ts";
+import { dynamo } from "../db/client.ts";
+import { keys } from "../db/keys.ts";
+import { conditionFailedItem, type TransactItem } from "../db/transactions.ts";
+import { logger } from "../observability/logger.ts";
+import { ApiError, conflict } from "./errors.ts";
+
+/**
+ * `Idempotency-Key` on POST: the same key with the same parameters replays the first answer, the
+ * same key with other parameters is refused, and a duplicate that arrives while the first is still
+ * running gets a 409. Keys are kept 24 hours. A state-changing handler writes its answer in the
+ * same transaction as the change (`completion`), so a change and its stored answer can never be
+ * separated by a crash; other answers are stored right after the handler. A 5xx answer releases
+ * the key so that the retry runs again.
+ */
+export const KEEP_KEYS_FOR_SECONDS = 24 * 60 * 60;
+/** Longer than any function runs: past it a crashed holder's key can be taken over by a retry. */
+export const LOCK_FOR_MS = 60_000;
+export const MAX_KEY_LENGTH = 255;
+
+export interface StoredResponse {
+  statusCode: number;
+  body: string;
+}
+
+export interface IdempotencyHandle {
+  readonly scope: string;
+  readonly key: string;
+  readonly owner: string;
+  /** Set once the answer was stored by the handler's own transaction. */
+  committed: boolean;
+  /** The write that stores `response` as this key's answer: put it in the state change's transaction. */
+  completion(response: StoredResponse): TransactItem;
+}
+
+export type Acquired = { handle: IdempotencyHandle } | { replay: StoredResponse };
+
+export function readIdempotencyKey(headers: Record<string, string | undefined>): string | undefined {
+  const key = headers["idempotency-key"]?.trim();
+  if (!key) return undefined; // one client library sends an empty header: empty means absent
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new ApiError(
+      400,
+      "request.idempotency-key.invalid",
+      `The Idempotency-Key header is at most ${MAX_KEY_LENGTH} characters.`,
+    );
+  }
+  return key;
+}
+
+export function fingerprint(method: string, path: string, parameters: unknown): string {
+  return createHash("sha256")
+    .update(`${method} ${path}\n${stableJson(parameters)}`)
+    .digest("hex");
+}
+
+export async function acquire(
+  scope: string,
+  key: string,
+  requestFingerprint: string,
+  owner: string,
+  now = Date.now(),
+): Promise<Acquired> {
+  const nowSeconds = Math.floor(now / 1000);
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: config.tableName,
+        Item: {
+          ...keys.idempotency(scope, key),
+          type: "idempotency",
+          fingerprint: requestFingerprint,
+          status: "in_progress",
+          owner,
+          locked_until: now + LOCK_FOR_MS,
+          expires_at: nowSeconds + KEEP_KEYS_FOR_SECONDS,
+        },
+        ConditionExpression:
+          "attribute_not_exists(pk) OR expires_at < :nowSeconds OR " +
+          "(#status = :inProgress AND locked_until < :now AND fingerprint = :fingerprint)",
+        ExpressionAttributeNames: { "#status": "status" },
+        ExpressionAttributeValues: {
+          ":nowSeconds": nowSeconds,
+          ":now": now,
+          ":inProgress": "in_progress",
+          ":fingerprint": requestFingerprint,
+        },
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      }),
+    );
+  } catch (error) {
+    const existing = conditionFailedItem(error);
+    if (existing === null) throw error;
+    if (existing?.fingerprint !== requestFingerprint) {
+      throw new ApiError(
+        400,
+        "request.idempotency-key.invalid",
+        "This Idempotency-Key was already used with different parameters.",
+      );
+    }
+    if (existing.status === "completed") return { replay: existing.response as StoredResponse };
+    throw conflict(
+      "request.idempotency-key.concurrent",
+      "A request with this Idempotency-Key is still being processed; retry later.",
+    );
+  }
+  return { handle: newHandle(scope, key, owner) };
+}
+
+function newHandle(scope: string, key: string, owner: string): IdempotencyHandle {
+  return {
+    scope,
+    key,
+    owner,
+    committed: false,
+    completion: (response) => ({
+      Update: {
+        TableName: config.tableName,
+        Key: keys.idempotency(scope, key),
+        ...completeExpression(owner, response),
+      },
+    }),
+  };
+}
+
+function completeExpression(owner: string, response: StoredResponse) {
+  return {
+    UpdateExpression: "SET #status = :completed, #response = :response REMOVE locked_until",
+    ConditionExpression: "#owner = :owner AND #status = :inProgress",
+    ExpressionAttributeNames: { "#status": "status", "#response": "response", "#owner": "owner" },
+    ExpressionAttributeValues: {
+      ":completed": "completed",
+      ":response": response,
+      ":owner": owner,
+      ":inProgress": "in_progress",
+    },
+  };
+}
+
+export async function complete(handle: IdempotencyHandle, response: StoredResponse): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.idempotency(handle.scope, handle.key),
+        ...completeExpression(handle.owner, response),
+      }),
+    );
+  } catch (error) {
+    // The answer already went out; a failure here only means a retry will run again.
+    logger.warn("Could not store the answer of an idempotent request", { error });
+  }
+}
+
+export async function release(handle: IdempotencyHandle): Promise<void> {
+  try {
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: config.tableName,
+        Key: keys.idempotency(handle.scope, handle.key),
+        ConditionExpression: "#owner = :owner AND #status = :inProgress",
+        ExpressionAttributeNames: { "#owner": "owner", "#status": "status" },
+        ExpressionAttributeValues: { ":owner": handle.owner, ":inProgress": "in_progress" },
+      }),
+    );
+  } catch (error) {
+    // The lock then simply expires after LOCK_FOR_MS.
+    logger.warn("Could not release an idempotency key", { error });
+  }
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

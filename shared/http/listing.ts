@@ -1,0 +1,72 @@
+import type { Page, PageRequest } from "../db/listing.ts";
+import { type IdKind, isId } from "../ids.ts";
+import { invalidField, validationFailed } from "./errors.ts";
+import type { Input } from "./input.ts";
+import { ok, type Reply } from "./reply.ts";
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+
+/**
+ * A listing parameter counts as given unless it is absent, `null`, empty, or (for `limit`) zero:
+ * one client library adds `limit=0&end_before=&start_after=` to every request, in the query
+ * string and in JSON bodies alike.
+ */
+function given(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== "" && value !== 0 && value !== "0";
+}
+
+function pick(name: string, query: Input, body: Input): unknown {
+  return given(body[name]) ? body[name] : given(query[name]) ? query[name] : undefined;
+}
+
+/** Reads `limit`, `order`, `start_after` and `end_before` with the spec's rules. */
+export function readPageRequest(input: { query: Input; body: Input }, idKind: IdKind): PageRequest {
+  const { query, body } = input;
+  const rawLimit = pick("limit", query, body);
+  let limit = DEFAULT_LIMIT;
+  if (rawLimit !== undefined) {
+    const text = String(rawLimit);
+    if (!/^\d+$/.test(text) || Number(text) > MAX_LIMIT) {
+      throw invalidField("limit", `must be an integer from 0 to ${MAX_LIMIT}`);
+    }
+    limit = Number(text);
+  }
+
+  const rawOrder = pick("order", query, body) ?? "desc";
+  if (rawOrder !== "asc" && rawOrder !== "desc") throw invalidField("order", "must be asc or desc");
+
+  const startAfter = cursor("start_after", pick("start_after", query, body), idKind);
+  const endBefore = cursor("end_before", pick("end_before", query, body), idKind);
+  if (startAfter !== undefined && endBefore !== undefined) {
+    throw validationFailed(
+      "invalid-cursor",
+      [
+        { name: "start_after", message: "cannot be combined with end_before" },
+        { name: "end_before", message: "cannot be combined with start_after" },
+      ],
+      "start_after and end_before cannot be combined in one call.",
+    );
+  }
+  return { limit, order: rawOrder, startAfter, endBefore };
+}
+
+function cursor(name: string, value: unknown, idKind: IdKind): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !isId(idKind, value)) {
+    throw invalidField(name, `must be the id of a ${idKind}`);
+  }
+  return value;
+}
+
+/** The list envelope: the page under its plural name, then `count`, `has_more`, `total_count`, … */
+export function pageReply<T>(name: string, page: Page<T>, request: PageRequest): Reply {
+  return ok({
+    [name]: page.items,
+    count: page.items.length,
+    has_more: page.hasMore,
+    total_count: page.totalCount,
+    limit: request.limit,
+    order: request.order,
+  });
+}

@@ -1,0 +1,47 @@
+import { monotonicFactory } from "ulid";
+
+/** Every resource id is a type prefix plus a ULID: unique, and sortable by creation time. */
+export const ID_PREFIXES = {
+  project: "proj_",
+  customer: "cust_",
+  token: "tok_",
+  card: "card_",
+  invoice: "iv_",
+  transaction: "tr_",
+  refund: "ref_",
+  event: "ev_",
+  subscription: "sub_",
+  gatewayConfiguration: "gway_conf_",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+/** Sandbox environments of a project are addressed by the project id with this prefix. */
+export const SANDBOX_PROJECT_PREFIX = "test-";
+
+const ulid = monotonicFactory();
+const ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}";
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}${ulid()}`;
+}
+
+const patterns = Object.fromEntries(
+  Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}${ULID_PATTERN}$`)]),
+) as Record<IdKind, RegExp>;
+
+export function isId(kind: IdKind, value: string): boolean {
+  return patterns[kind].test(value);
+}
+
+/** The environment project id (`proj_…` or `test-proj_…`) both ids of one project share a ULID with. */
+export function environmentProjectId(rootProjectId: string, sandbox: boolean): string {
+  return sandbox ? `${SANDBOX_PROJECT_PREFIX}${rootProjectId}` : rootProjectId;
+}
+
+export function isEnvironmentProjectId(value: string): boolean {
+  return isId(
+    "project",
+    value.startsWith(SANDBOX_PROJECT_PREFIX) ? value.slice(SANDBOX_PROJECT_PREFIX.length) : value,
+  );
+}
