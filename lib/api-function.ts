@@ -1,0 +1,118 @@
+import { join, resolve } from "node:path";
+import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Construct } from "constructs";
+import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
+import { handlerEntry, type TableAccess } from "./topology.ts";
+
+/** What `ApiFunction` fixes for every function is not open to callers. */
+type FixedProps =
+  | "entry"
+  | "handler"
+  | "runtime"
+  | "architecture"
+  | "bundling"
+  | "depsLockFilePath"
+  | "projectRoot"
+  | "tracing"
+  | "role"
+  | "logGroup"
+  | "logRetention"
+  | "logRemovalPolicy";
+
+export interface ApiFunctionProps extends Omit<NodejsFunctionProps, FixedProps> {
+  /** Handler module under `functions/`, as declared in `lib/topology.ts` (e.g. `customers/create`). */
+  handler: string;
+  /** What happens to the function's log group when it leaves the stack (follows the stage). */
+  logRemovalPolicy: RemovalPolicy;
+}
+
+/**
+ * A handler of `functions/` as a Lambda function, with the defaults every function shares:
+ * Node 22 on arm64, the shared bundling, active tracing, and its own log group with a retention.
+ *
+ * The role is the function's own and only may write to that log group (instead of the managed
+ * `AWSLambdaBasicExecutionRole`, which allows writing to every log group of the account); grants
+ * such as `grantTable` add to it.
+ */
+export class ApiFunction extends NodejsFunction {
+  /** Absolute path of the bundled handler file. */
+  readonly entry: string;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    const { handler, logRemovalPolicy, environment, ...options } = props;
+    const entry = resolve(projectRoot, handlerEntry(handler));
+
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: logRemovalPolicy,
+    });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal("lambda.amazonaws.com"),
+      description: `Runs the ${handler} handler`,
+    });
+    logGroup.grantWrite(role);
+
+    super(scope, id, {
+      memorySize: 512,
+      timeout: Duration.seconds(10),
+      ...options,
+      entry,
+      handler: "handler",
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      tracing: Tracing.ACTIVE,
+      role,
+      logGroup,
+      bundling: nodejsBundling,
+      depsLockFilePath: join(projectRoot, "package-lock.json"),
+      projectRoot,
+      environment: mergeEnvironment(bundlingEnvironment, environment ?? {}),
+    });
+    this.entry = entry;
+
+    // cdk-nag findings that cannot be fixed, acknowledged as narrowly as cdk-nag allows.
+    Validations.of(this).acknowledge({
+      id: "AwsSolutions-L1",
+      reason: "Node.js 22 LTS (nodejs22.x) is the runtime pinned by the architecture decisions.",
+    });
+    Validations.of(role).acknowledge({
+      id: "AwsSolutions-IAM5[Resource::*]",
+      reason:
+        "Active tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.",
+    });
+  }
+}
+
+/** The function's own variables plus the caller's; a name both set is an error, not a silent override. */
+function mergeEnvironment(
+  own: Readonly<Record<string, string>>,
+  caller: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const clashes = Object.keys(caller).filter((name) => name in own);
+  if (clashes.length > 0) {
+    throw new Error(`ApiFunction sets ${clashes.join(", ")} itself; do not pass it in environment`);
+  }
+  return { ...own, ...caller };
+}
+
+/**
+ * Lets `fn` use `table`: read-only (`grantReadData`) or read and write (`grantReadWriteData`),
+ * and tells it the table's name in `TABLE_NAME`.
+ */
+export function grantTable(fn: LambdaFunction, table: Table, access: TableAccess): void {
+  if (access === "read") table.grantReadData(fn);
+  else table.grantReadWriteData(fn);
+  fn.addEnvironment("TABLE_NAME", table.tableName);
+
+  if (!fn.role) throw new Error(`${fn.node.path} has no role to grant table access to`);
+  const tableId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnElement);
+  Validations.of(fn.role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
+    reason: `grantReadData/grantReadWriteData also cover the global secondary indexes of this one table (${table.node.path}), whose ARNs IAM can only name as <table ARN>/index/*.`,
+  });
+}

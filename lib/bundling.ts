@@ -1,0 +1,77 @@
+/**
+ * How every Lambda handler is bundled. The CDK stack (through `NodejsFunction`) and the benchmark
+ * (through `bundleSize`) use these very options, so the size the benchmark reports is the size
+ * that is deployed.
+ */
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BundlingOptions, OutputFormat, SourceMapMode } from "aws-cdk-lib/aws-lambda-nodejs";
+import { type BuildOptions, build } from "esbuild";
+
+/** The repository root: entries, the lock file and `tsconfig.json` are resolved against it. */
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * ESM output has no `require`, but CommonJS dependencies bundled into it still call it. The import
+ * is aliased so it cannot collide with a `createRequire` binding esbuild keeps from bundled code.
+ */
+export const esmRequireBanner =
+  'import { createRequire as __topLevelCreateRequire } from "node:module"; const require = __topLevelCreateRequire(import.meta.url);';
+
+/** esbuild settings shared by every handler bundle (the API `build` accepts them as they are). */
+export const esbuildOptions = {
+  bundle: true,
+  platform: "node",
+  target: "node22",
+  format: "esm",
+  outExtension: { ".js": ".mjs" },
+  // Prefer the ESM build of dependencies that ship both: it tree-shakes better.
+  mainFields: ["module", "main"],
+  minify: true,
+  // Linked source map; stack traces only need the mappings, not a copy of the sources.
+  sourcemap: true,
+  sourcesContent: false,
+  banner: { js: esmRequireBanner },
+  // The nodejs22.x runtime provides the AWS SDK v3: bundling it would only add weight.
+  external: ["@aws-sdk/*"],
+} as const satisfies BuildOptions;
+
+/** The same settings for `NodejsFunction` (`OutputFormat.ESM` writes `index.mjs`). */
+export const nodejsBundling: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: esbuildOptions.target,
+  mainFields: [...esbuildOptions.mainFields],
+  minify: esbuildOptions.minify,
+  sourceMap: esbuildOptions.sourcemap,
+  sourceMapMode: SourceMapMode.DEFAULT,
+  sourcesContent: esbuildOptions.sourcesContent,
+  banner: esbuildOptions.banner.js,
+  externalModules: [...esbuildOptions.external],
+};
+
+/** Environment every bundled function needs: Node only applies source maps to stack traces when asked. */
+export const bundlingEnvironment: Readonly<Record<string, string>> = {
+  NODE_OPTIONS: "--enable-source-maps",
+};
+
+/**
+ * Bundles `entry` (absolute, or relative to the repository root, e.g. `handlerEntry(handler)`)
+ * in memory with the deployment options and returns the size in bytes of the JavaScript output,
+ * source map excluded.
+ */
+export async function bundleSize(entry: string): Promise<number> {
+  const result = await build({
+    ...esbuildOptions,
+    entryPoints: [resolve(projectRoot, entry)],
+    absWorkingDir: projectRoot,
+    // Nothing is written (`write: false`); esbuild only needs a place to name the outputs. They are
+    // named as NodejsFunction names them, since the source map comment at the end holds the name.
+    outdir: resolve(projectRoot, ".cache", "bundle-size"),
+    entryNames: "index",
+    write: false,
+    logLevel: "silent",
+  });
+  return result.outputFiles
+    .filter((file) => file.path.endsWith(".mjs"))
+    .reduce((total, file) => total + file.contents.byteLength, 0);
+}

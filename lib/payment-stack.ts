@@ -1,0 +1,228 @@
+import { CfnOutput, RemovalPolicy, Stack, type StackProps, Tags, Validations } from "aws-cdk-lib";
+import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
+import {
+  HttpMethod as ApiMethod,
+  HttpApi,
+  HttpRoute,
+  HttpRouteKey,
+  HttpStage,
+  LogGroupLogDestination,
+} from "aws-cdk-lib/aws-apigatewayv2";
+import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from "aws-cdk-lib/aws-dynamodb";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Construct } from "constructs";
+import { TABLE } from "../shared/db/table.ts";
+import { ApiFunction, grantTable } from "./api-function.ts";
+import { fallbackRoute, functionId, routeKey, routes } from "./topology.ts";
+
+/** Stages whose data must outlive the stack: their table and logs are retained. */
+export const PERSISTENT_STAGES: readonly string[] = ["prod", "staging"];
+
+/** A stage name becomes part of the stack name: lower case, starting with a letter, at most 20 characters. */
+const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
+
+/** Defaults for the context values the stack reads (`cdk synth -c name=value` overrides them). */
+export const CONTEXT_DEFAULTS = {
+  /** Base address of the hosted checkout pages, passed to the functions as `CHECKOUT_URL`. */
+  checkoutUrl: "https://checkout.example.com",
+  /** Steady-state requests per second the API's stage accepts. */
+  rateLimit: 100,
+  /** Requests the stage accepts in a burst above the rate. */
+  burstLimit: 200,
+} as const;
+
+export function isPersistentStage(stage: string): boolean {
+  return PERSISTENT_STAGES.includes(stage);
+}
+
+/** Returns `stage` when it is a valid stage name, and throws an error that says why it is not otherwise. */
+export function validateStage(stage: unknown): string {
+  if (typeof stage !== "string" || !STAGE_PATTERN.test(stage)) {
+    throw new Error(
+      `Invalid stage ${JSON.stringify(stage)}: pass -c stage=<name>, where the name matches ${STAGE_PATTERN} ` +
+        "(lower-case letters, digits and dashes, starting with a letter, at most 20 characters)",
+    );
+  }
+  return stage;
+}
+
+export interface PaymentStackProps extends StackProps {
+  /** `prod` and `staging` are persistent; any other name is a developer's sandbox stage. */
+  stage: string;
+}
+
+/**
+ * The whole deployment of one stage, built from the route table (`lib/topology.ts`) and the
+ * single-table definition (`shared/db/table.ts`).
+ *
+ * Context values: `checkoutUrl` (default https://checkout.example.com), `rateLimit` and
+ * `burstLimit` (default 100 and 200 requests per second) for the API's stage.
+ */
+export class PaymentStack extends Stack {
+  readonly stage: string;
+  readonly table: Table;
+  readonly api: HttpApi;
+  readonly apiStage: HttpStage;
+  /** The function of each handler module, by topology `handler` (the fallback included). */
+  readonly functions: ReadonlyMap<string, ApiFunction>;
+
+  constructor(scope: Construct, id: string, props: PaymentStackProps) {
+    const { stage: requestedStage, ...stackProps } = props;
+    const stage = validateStage(requestedStage);
+    const persistent = isPersistentStage(stage);
+    super(scope, id, {
+      description: `Payment API, ${persistent ? "persistent" : "sandbox"} stage ${stage}`,
+      terminationProtection: persistent,
+      ...stackProps,
+    });
+    this.stage = stage;
+    Tags.of(this).add("service", "payment-api");
+    Tags.of(this).add("stage", stage);
+
+    const removalPolicy = persistent ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.table = this.buildTable(removalPolicy, persistent);
+
+    const environment = {
+      STAGE: stage,
+      POWERTOOLS_SERVICE_NAME: "payment-api",
+      LOG_LEVEL: "INFO",
+      CHECKOUT_URL: this.contextString("checkoutUrl", CONTEXT_DEFAULTS.checkoutUrl),
+    };
+    const functionFor = (handler: string) =>
+      new ApiFunction(this, functionId(handler), { handler, environment, logRemovalPolicy: removalPolicy });
+
+    this.api = new HttpApi(this, "HttpApi", {
+      // Not a physical name CloudFormation could collide on (API names need not be unique); it
+      // only tells the stages apart in the console.
+      apiName: this.stackName,
+      description: `Payment API (${stage})`,
+      createDefaultStage: false,
+    });
+
+    const functions = new Map<string, ApiFunction>();
+    for (const route of routes) {
+      const fn = functionFor(route.handler);
+      grantTable(fn, this.table, route.table);
+      functions.set(route.handler, fn);
+      const id = functionId(route.handler);
+      const apiRoute = new HttpRoute(this, `${id}Route`, {
+        httpApi: this.api,
+        routeKey: HttpRouteKey.with(route.path, ApiMethod[route.method]),
+        integration: new HttpLambdaIntegration(`${id}Integration`, fn),
+      });
+      Validations.of(apiRoute).acknowledge({
+        id: "AwsSolutions-APIG4",
+        reason: `${routeKey(route)} authenticates its caller itself: HTTP Basic credentials are verified inside the handler against hashed keys (architecture decision).`,
+      });
+    }
+
+    // The fallback reads nothing: no table grant, no TABLE_NAME.
+    const fallback = functionFor(fallbackRoute.handler);
+    functions.set(fallbackRoute.handler, fallback);
+    const defaultRoute = new HttpRoute(this, "DefaultRoute", {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: new HttpLambdaIntegration("DefaultIntegration", fallback),
+    });
+    Validations.of(defaultRoute).acknowledge({
+      id: "AwsSolutions-APIG4",
+      reason:
+        "$default only answers 404 to requests no route matches; it reads no data, so there is nothing to authorize.",
+    });
+    this.functions = functions;
+
+    this.apiStage = this.buildStage(removalPolicy);
+
+    new CfnOutput(this, "ApiUrl", { value: this.apiStage.url, description: "Base URL of the API" });
+    new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table" });
+  }
+
+  private buildTable(removalPolicy: RemovalPolicy, persistent: boolean): Table {
+    const table = new Table(this, "Table", {
+      partitionKey: { name: TABLE.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE.ttlAttribute,
+      // The event outbox is delivered from the table's stream.
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy,
+      deletionProtection: persistent,
+    });
+    for (const index of Object.values(TABLE.indexes)) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+
+  private buildStage(removalPolicy: RemovalPolicy): HttpStage {
+    const accessLogs = new LogGroup(this, "AccessLogs", {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy,
+    });
+    return new HttpStage(this, "DefaultStage", {
+      httpApi: this.api,
+      stageName: "$default",
+      autoDeploy: true,
+      throttle: {
+        rateLimit: this.contextNumber("rateLimit", CONTEXT_DEFAULTS.rateLimit),
+        burstLimit: this.contextNumber("burstLimit", CONTEXT_DEFAULTS.burstLimit),
+      },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        // One JSON object per request; no header or body is logged (they carry credentials and card data).
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: "$context.requestId",
+            ip: "$context.identity.sourceIp",
+            requestTime: "$context.requestTime",
+            httpMethod: "$context.httpMethod",
+            routeKey: "$context.routeKey",
+            path: "$context.path",
+            protocol: "$context.protocol",
+            status: "$context.status",
+            responseLength: "$context.responseLength",
+            latency: "$context.responseLatency",
+            integrationLatency: "$context.integrationLatency",
+            integrationStatus: "$context.integrationStatus",
+            integrationError: "$context.integrationErrorMessage",
+            userAgent: "$context.identity.userAgent",
+          }),
+        ),
+      },
+    });
+  }
+
+  private contextString(key: string, fallback: string): string {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined) return fallback;
+    if (typeof value !== "string" || value === "")
+      throw new Error(`Context ${key} must be a non-empty string`);
+    return value;
+  }
+
+  /** `-c name=value` arrives as a string, cdk.json may hold a number: both are accepted. */
+  private contextNumber(key: string, fallback: number): number {
+    const value: unknown = this.node.tryGetContext(key);
+    if (value === undefined) return fallback;
+    const number = typeof value === "string" ? Number(value) : value;
+    if (typeof number !== "number" || !Number.isInteger(number) || number <= 0) {
+      throw new Error(`Context ${key} must be a positive integer, got ${JSON.stringify(value)}`);
+    }
+    return number;
+  }
+}

@@ -1,0 +1,470 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { App, Stack } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ApiFunction } from "../../lib/api-function.ts";
+import { projectRoot } from "../../lib/bundling.ts";
+import { CONTEXT_DEFAULTS, PaymentStack, validateStage } from "../../lib/payment-stack.ts";
+import { fallbackRoute, functionId, handlerEntry, routeKey, routes } from "../../lib/topology.ts";
+import { TABLE } from "../../shared/db/table.ts";
+
+// The construct tree and templates are what is under test, not the bundles: skipping bundling
+// keeps esbuild from running once per function per stack (NodejsFunction honours this context key).
+const SKIP_BUNDLING = { "aws:cdk:bundling-stacks": [] };
+
+interface CfnResource {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+}
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+const DYNAMODB_WRITE_ACTIONS = [
+  "dynamodb:PutItem",
+  "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem",
+  "dynamodb:BatchWriteItem",
+  "dynamodb:TransactWriteItems",
+  "dynamodb:PartiQLInsert",
+  "dynamodb:PartiQLUpdate",
+  "dynamodb:PartiQLDelete",
+  "dynamodb:*",
+  "*",
+];
+
+/** Properties that give a resource a name of its own, which two stages could then collide on. */
+const PHYSICAL_NAME_PROPERTIES: Record<string, string> = {
+  "AWS::DynamoDB::Table": "TableName",
+  "AWS::Lambda::Function": "FunctionName",
+  "AWS::IAM::Role": "RoleName",
+  "AWS::IAM::ManagedPolicy": "ManagedPolicyName",
+  "AWS::Logs::LogGroup": "LogGroupName",
+  "AWS::SQS::Queue": "QueueName",
+  "AWS::S3::Bucket": "BucketName",
+  "AWS::Scheduler::ScheduleGroup": "Name",
+};
+
+/** `*Name` properties that only name something inside its parent resource, so stages may share them. */
+const SCOPED_NAME_PROPERTIES = new Set(["AttributeName", "IndexName", "StageName", "PolicyName"]);
+
+function resourcesOf(template: Template, type: string): Record<string, CfnResource> {
+  return template.findResources(type) as Record<string, CfnResource>;
+}
+
+function resource(template: Template, logicalId: string): CfnResource {
+  const found = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources[logicalId];
+  if (!found) throw new Error(`No resource ${logicalId} in the template`);
+  return found;
+}
+
+/** `{ "Fn::GetAtt": [id, attr] }` or `{ Ref: id }` → id. */
+function referencedId(value: unknown): string {
+  const reference = value as { Ref?: string; "Fn::GetAtt"?: [string, string] };
+  const id = reference.Ref ?? reference["Fn::GetAtt"]?.[0];
+  if (!id) throw new Error(`Not a reference: ${JSON.stringify(value)}`);
+  return id;
+}
+
+/** The logical id CDK gives the function of `handler`: its construct id (`functionId`) plus a hash. */
+function functionLogicalId(template: Template, handler: string): string {
+  const pattern = new RegExp(`^${functionId(handler)}[0-9A-F]{8}$`);
+  const ids = Object.keys(resourcesOf(template, "AWS::Lambda::Function")).filter((id) => pattern.test(id));
+  expect(ids, `functions of handler ${handler}`).toHaveLength(1);
+  return ids[0] as string;
+}
+
+function environmentOf(fn: CfnResource): Record<string, unknown> {
+  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
+/** The function an API route's integration invokes. */
+function routeTargetFunction(template: Template, route: CfnResource): string {
+  const [, parts] = (route.Properties.Target as { "Fn::Join": [string, unknown[]] })["Fn::Join"];
+  const integration = resource(template, referencedId(parts[1]));
+  expect(integration.Properties).toMatchObject({ IntegrationType: "AWS_PROXY", PayloadFormatVersion: "2.0" });
+  return referencedId(integration.Properties.IntegrationUri);
+}
+
+function routesWithKey(template: Template, key: string): CfnResource[] {
+  return Object.values(resourcesOf(template, "AWS::ApiGatewayV2::Route")).filter(
+    (route) => route.Properties.RouteKey === key,
+  );
+}
+
+/** Every statement of every policy attached to the function's role. */
+function statementsOf(template: Template, functionLogicalId: string): Statement[] {
+  const roleId = referencedId(resource(template, functionLogicalId).Properties.Role);
+  return Object.values(resourcesOf(template, "AWS::IAM::Policy"))
+    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => referencedId(role) === roleId))
+    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+const actionsOf = (statements: Statement[]) => statements.flatMap((statement) => [statement.Action].flat());
+const dynamodbStatements = (statements: Statement[]) =>
+  statements.filter((statement) =>
+    [statement.Action].flat().some((action) => action.startsWith("dynamodb:")),
+  );
+
+/** Every string value of a `*Name` property, at any depth. */
+function namesIn(value: unknown, key = ""): string[] {
+  if (typeof value === "string")
+    return key.endsWith("Name") && !SCOPED_NAME_PROPERTIES.has(key) ? [value] : [];
+  if (Array.isArray(value)) return value.flatMap((item) => namesIn(item, key));
+  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => namesIn(v, k));
+  return [];
+}
+
+describe("PaymentStack", () => {
+  let app: App;
+  let dev: PaymentStack;
+  let prod: PaymentStack;
+  let devTemplate: Template;
+  let prodTemplate: Template;
+
+  beforeAll(() => {
+    // cdk-nag is not registered here (bin/app.ts does, and synth then fails on any finding): its own
+    // test below runs the same checks, so a finding fails that one test and names the resource.
+    app = new App({ context: SKIP_BUNDLING, builtinCloudFormationValidation: false });
+    dev = new PaymentStack(app, "PaymentApi-dev", { stage: "dev" });
+    prod = new PaymentStack(app, "PaymentApi-prod", { stage: "prod" });
+    app.synth();
+    devTemplate = Template.fromStack(dev);
+    prodTemplate = Template.fromStack(prod);
+  }, 60_000);
+
+  describe("routes", () => {
+    it("gives every declared route exactly one API route, integrated with the function of its handler", () => {
+      for (const route of routes) {
+        const apiRoutes = routesWithKey(devTemplate, routeKey(route));
+        expect(apiRoutes, routeKey(route)).toHaveLength(1);
+        const target = routeTargetFunction(devTemplate, apiRoutes[0] as CfnResource);
+        expect(target, routeKey(route)).toBe(functionLogicalId(devTemplate, route.handler));
+      }
+    });
+
+    it("sends every request no route matches ($default) to the fallback function", () => {
+      const defaultRoutes = routesWithKey(devTemplate, "$default");
+      expect(defaultRoutes).toHaveLength(1);
+      expect(routeTargetFunction(devTemplate, defaultRoutes[0] as CfnResource)).toBe(
+        functionLogicalId(devTemplate, fallbackRoute.handler),
+      );
+    });
+
+    it("declares no API route and no function the topology does not", () => {
+      expect(Object.keys(resourcesOf(devTemplate, "AWS::ApiGatewayV2::Route"))).toHaveLength(
+        routes.length + 1,
+      );
+      const handlers = new Set([...routes.map((route) => route.handler), fallbackRoute.handler]);
+      expect(Object.keys(resourcesOf(devTemplate, "AWS::Lambda::Function"))).toHaveLength(handlers.size);
+    });
+
+    it("bundles each function from the handler file the topology names, exporting `handler`", () => {
+      for (const handler of [...routes.map((route) => route.handler), fallbackRoute.handler]) {
+        const fn = dev.node.findChild(functionId(handler));
+        expect(fn).toBeInstanceOf(ApiFunction);
+        expect((fn as ApiFunction).entry).toBe(resolve(projectRoot, handlerEntry(handler)));
+        expect(existsSync((fn as ApiFunction).entry), handler).toBe(true);
+        expect(resource(devTemplate, functionLogicalId(devTemplate, handler)).Properties.Handler).toBe(
+          "index.handler",
+        );
+      }
+    });
+  });
+
+  describe("functions", () => {
+    it("runs every function on nodejs22.x, arm64, with active tracing and source-mapped stack traces", () => {
+      const functions = Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function"));
+      expect(functions.length).toBeGreaterThan(0);
+      for (const fn of functions) {
+        expect(fn.Properties).toMatchObject({
+          Runtime: "nodejs22.x",
+          Architectures: ["arm64"],
+          MemorySize: 512,
+          Timeout: 10,
+          TracingConfig: { Mode: "Active" },
+        });
+        expect(environmentOf(fn).NODE_OPTIONS).toBe("--enable-source-maps");
+      }
+    });
+
+    it("gives every function a log group of its own, kept for a month", () => {
+      const functions = Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function"));
+      const logGroupIds = functions.map((fn) =>
+        referencedId((fn.Properties.LoggingConfig as { LogGroup: unknown }).LogGroup),
+      );
+      expect(new Set(logGroupIds).size).toBe(functions.length);
+      for (const id of logGroupIds) {
+        const logGroup = resource(devTemplate, id);
+        expect(logGroup.Type).toBe("AWS::Logs::LogGroup");
+        expect(logGroup.Properties.RetentionInDays).toBe(30);
+      }
+    });
+
+    it("passes the stage, service name, log level and checkout URL to every function", () => {
+      for (const fn of Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function"))) {
+        expect(environmentOf(fn)).toMatchObject({
+          STAGE: "dev",
+          POWERTOOLS_SERVICE_NAME: "payment-api",
+          LOG_LEVEL: "INFO",
+          CHECKOUT_URL: CONTEXT_DEFAULTS.checkoutUrl,
+        });
+      }
+    });
+
+    it("tells every route's function the table's name", () => {
+      const tableId = Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0];
+      for (const route of routes) {
+        const fn = resource(devTemplate, functionLogicalId(devTemplate, route.handler));
+        expect(environmentOf(fn).TABLE_NAME, route.handler).toEqual({ Ref: tableId });
+      }
+    });
+  });
+
+  describe("permissions", () => {
+    it("lets the functions of read routes read the table but never write it", () => {
+      const readRoutes = routes.filter((route) => route.table === "read");
+      expect(readRoutes.length).toBeGreaterThan(0);
+      for (const route of readRoutes) {
+        const actions = actionsOf(statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler)));
+        expect(actions, route.handler).toContain("dynamodb:Query");
+        expect(
+          actions.filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action)),
+          route.handler,
+        ).toEqual([]);
+      }
+    });
+
+    it("lets the functions of write routes write the table", () => {
+      const writeRoutes = routes.filter((route) => route.table === "write");
+      expect(writeRoutes.length).toBeGreaterThan(0);
+      for (const route of writeRoutes) {
+        const actions = actionsOf(statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler)));
+        expect(actions, route.handler).toEqual(
+          expect.arrayContaining(["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]),
+        );
+      }
+    });
+
+    it("grants DynamoDB actions only on the table and its indexes, never on every resource", () => {
+      const tableId = Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0] as string;
+      const tableArn = { "Fn::GetAtt": [tableId, "Arn"] };
+      const indexArns = { "Fn::Join": ["", [tableArn, "/index/*"]] };
+      const statements = routes.flatMap((route) =>
+        dynamodbStatements(statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler))),
+      );
+      expect(statements.length).toBeGreaterThan(0);
+      for (const statement of statements) {
+        for (const granted of [statement.Resource].flat()) {
+          expect(granted).not.toBe("*");
+          expect([tableArn, indexArns]).toContainEqual(granted);
+        }
+      }
+    });
+
+    it("gives the fallback function no DynamoDB permission and no TABLE_NAME", () => {
+      const fallbackId = functionLogicalId(devTemplate, fallbackRoute.handler);
+      expect(
+        actionsOf(statementsOf(devTemplate, fallbackId)).filter((a) => a.startsWith("dynamodb:")),
+      ).toEqual([]);
+      expect(environmentOf(resource(devTemplate, fallbackId))).not.toHaveProperty("TABLE_NAME");
+    });
+
+    it("uses no AWS managed policy: a function's role may write logs only to the function's own log group", () => {
+      for (const [id, fn] of Object.entries(resourcesOf(devTemplate, "AWS::Lambda::Function"))) {
+        const role = resource(devTemplate, referencedId(fn.Properties.Role));
+        expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();
+        const logStatements = statementsOf(devTemplate, id).filter((statement) =>
+          [statement.Action].flat().some((action) => action.startsWith("logs:")),
+        );
+        const ownLogGroup = referencedId((fn.Properties.LoggingConfig as { LogGroup: unknown }).LogGroup);
+        expect(logStatements.map((statement) => statement.Resource)).toEqual([
+          { "Fn::GetAtt": [ownLogGroup, "Arn"] },
+        ]);
+      }
+    });
+  });
+
+  describe("table", () => {
+    it("is built from shared/db/table.ts: key attributes, every index, and the TTL attribute", () => {
+      const indexes = Object.values(TABLE.indexes);
+      devTemplate.resourceCountIs("AWS::DynamoDB::Table", 1);
+      devTemplate.hasResourceProperties("AWS::DynamoDB::Table", {
+        KeySchema: [
+          { AttributeName: TABLE.partitionKey, KeyType: "HASH" },
+          { AttributeName: TABLE.sortKey, KeyType: "RANGE" },
+        ],
+        GlobalSecondaryIndexes: indexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: "HASH" },
+            { AttributeName: index.sortKey, KeyType: "RANGE" },
+          ],
+          Projection: { ProjectionType: "ALL" },
+        })),
+        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+      });
+      const table = Object.values(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0] as CfnResource;
+      const keyAttributes = [
+        TABLE.partitionKey,
+        TABLE.sortKey,
+        ...indexes.flatMap((i) => [i.partitionKey, i.sortKey]),
+      ];
+      expect(table.Properties.AttributeDefinitions).toEqual(
+        expect.arrayContaining(keyAttributes.map((name) => ({ AttributeName: name, AttributeType: "S" }))),
+      );
+    });
+
+    it("streams new and old images, bills per request, keeps point-in-time recovery and is encrypted", () => {
+      devTemplate.hasResourceProperties("AWS::DynamoDB::Table", {
+        StreamSpecification: { StreamViewType: "NEW_AND_OLD_IMAGES" },
+        BillingMode: "PAY_PER_REQUEST",
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+    });
+
+    it("is deleted with a sandbox stage's stack, and so are its log groups", () => {
+      devTemplate.hasResource("AWS::DynamoDB::Table", {
+        DeletionPolicy: "Delete",
+        Properties: { DeletionProtectionEnabled: false },
+      });
+      for (const [id, logGroup] of Object.entries(resourcesOf(devTemplate, "AWS::Logs::LogGroup"))) {
+        expect(logGroup.DeletionPolicy, id).toBe("Delete");
+      }
+    });
+
+    it("is retained and protected from deletion in prod, and so are its log groups", () => {
+      prodTemplate.hasResource("AWS::DynamoDB::Table", {
+        DeletionPolicy: "Retain",
+        UpdateReplacePolicy: "Retain",
+        Properties: { DeletionProtectionEnabled: true },
+      });
+      for (const [id, logGroup] of Object.entries(resourcesOf(prodTemplate, "AWS::Logs::LogGroup"))) {
+        expect(logGroup.DeletionPolicy, id).toBe("Retain");
+      }
+    });
+  });
+
+  describe("two stages in one app", () => {
+    it("have different stack names", () => {
+      expect(dev.stackName).toBe("PaymentApi-dev");
+      expect(prod.stackName).toBe("PaymentApi-prod");
+    });
+
+    it("name no resource explicitly: CloudFormation generates the names", () => {
+      for (const template of [devTemplate, prodTemplate]) {
+        for (const [type, property] of Object.entries(PHYSICAL_NAME_PROPERTIES)) {
+          for (const [id, found] of Object.entries(resourcesOf(template, type))) {
+            expect(found.Properties, id).not.toHaveProperty(property);
+          }
+        }
+      }
+    });
+
+    it("share no name", () => {
+      const devNames = new Set(namesIn(devTemplate.toJSON().Resources));
+      const prodNames = namesIn(prodTemplate.toJSON().Resources);
+      expect(prodNames.filter((name) => devNames.has(name))).toEqual([]);
+    });
+  });
+
+  describe("API stage", () => {
+    it("throttles requests with the default limits", () => {
+      devTemplate.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+        StageName: "$default",
+        AutoDeploy: true,
+        DefaultRouteSettings: {
+          ThrottlingRateLimit: CONTEXT_DEFAULTS.rateLimit,
+          ThrottlingBurstLimit: CONTEXT_DEFAULTS.burstLimit,
+        },
+      });
+    });
+
+    it("writes one JSON access log line per request to a log group of its own", () => {
+      const [stage] = Object.values(resourcesOf(devTemplate, "AWS::ApiGatewayV2::Stage"));
+      const settings = (stage as CfnResource).Properties.AccessLogSettings as {
+        DestinationArn: unknown;
+        Format: string;
+      };
+      const logGroup = resource(devTemplate, referencedId(settings.DestinationArn));
+      expect(logGroup.Type).toBe("AWS::Logs::LogGroup");
+      expect(logGroup.Properties.RetentionInDays).toBe(30);
+      const functionLogGroups = Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function")).map((fn) =>
+        referencedId((fn.Properties.LoggingConfig as { LogGroup: unknown }).LogGroup),
+      );
+      expect(functionLogGroups).not.toContain(referencedId(settings.DestinationArn));
+      expect(JSON.parse(settings.Format)).toMatchObject({
+        requestId: "$context.requestId",
+        ip: "$context.identity.sourceIp",
+        routeKey: "$context.routeKey",
+        status: "$context.status",
+        latency: "$context.responseLatency",
+      });
+    });
+
+    it("outputs the API's URL and the table's name", () => {
+      devTemplate.hasOutput("ApiUrl", {});
+      devTemplate.hasOutput("TableName", {});
+    });
+  });
+
+  describe("cdk-nag AwsSolutions checks", () => {
+    it("report no unacknowledged error or warning for a sandbox or a persistent stage", () => {
+      for (const stack of [dev, prod]) {
+        const report = new AwsSolutionsChecks().validateScope(stack);
+        expect(report.violations, stack.stackName).toEqual([]);
+      }
+    });
+
+    it("are live: an unacknowledged wildcard is reported", () => {
+      const stack = new Stack(new App(), "Probe");
+      const role = new Role(stack, "Role", { assumedBy: new ServicePrincipal("lambda.amazonaws.com") });
+      role.addToPolicy(new PolicyStatement({ actions: ["dynamodb:GetItem"], resources: ["*"] }));
+      const report = new AwsSolutionsChecks().validateScope(stack);
+      expect(report.violations.map((violation) => violation.ruleName)).toContain(
+        "AwsSolutions-IAM5[Resource::*]",
+      );
+    });
+  });
+
+  describe("configuration", () => {
+    it("reads the checkout URL and the throttling limits from context", () => {
+      const configured = new App({
+        context: {
+          ...SKIP_BUNDLING,
+          checkoutUrl: "https://pay.example.org",
+          rateLimit: "50",
+          burstLimit: "80",
+        },
+        builtinCloudFormationValidation: false,
+      });
+      const stack = new PaymentStack(configured, "PaymentApi-ctx", { stage: "ctx" });
+      const template = Template.fromStack(stack);
+      template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+        DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 },
+      });
+      for (const fn of Object.values(resourcesOf(template, "AWS::Lambda::Function"))) {
+        expect(environmentOf(fn).CHECKOUT_URL).toBe("https://pay.example.org");
+      }
+    });
+
+    it("accepts stage names that fit in a stack name and rejects the others with the rule", () => {
+      expect(validateStage("dev")).toBe("dev");
+      expect(validateStage("alice-2")).toBe("alice-2");
+      for (const bad of [undefined, "", "Dev", "2dev", "dev_1", "a-stage-name-over-20-chars"]) {
+        expect(() => validateStage(bad), String(bad)).toThrow(/Invalid stage/);
+      }
+      expect(() => new PaymentStack(new App(), "PaymentApi-x", { stage: "Not Valid" })).toThrow(
+        /Invalid stage/,
+      );
+    });
+  });
+});
