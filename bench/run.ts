@@ -1,0 +1,139 @@
+/**
+ * `npm run bench`: latency, throughput and DynamoDB round trips per request of the API on the
+ * local stack, beside the raw DynamoDB Local latency measured in the same run from the same
+ * process (so the ratio says what the API adds on top of its database), and the bundled size of
+ * each Lambda. Prints figures; asserts nothing.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundleSize, projectRoot } from "../lib/bundling.ts";
+import { startLocalStack } from "../lib/local/start.ts";
+import { fallbackRoute, handlerEntry, routes } from "../lib/topology.ts";
+import { type Figures, measure } from "./stats.ts";
+
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const WARMUP = 50;
+
+const dataDir = await mkdtemp(join(tmpdir(), "payment-api-bench-"));
+const stack = await startLocalStack({ port: 0, dataDir, log: () => {} });
+// Imported after the stack set the environment the shared code reads at import.
+const { dynamo, dynamoCallCount } = await import("../shared/db/client.ts");
+const { GetCommand, PutCommand } = await import("@aws-sdk/lib-dynamodb");
+
+const { project_id, private_key } = stack.credentials.sandbox;
+const authorization = `Basic ${Buffer.from(`${project_id}:${private_key}`).toString("base64")}`;
+
+async function call(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${stack.url}${path}`, {
+    method,
+    headers: { authorization, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+interface Row {
+  name: string;
+  figures: Figures;
+  dynamoCalls?: number;
+  baseline?: string;
+  ratio?: number;
+}
+const rows: Row[] = [];
+
+/** Measures an operation and counts the DynamoDB round trips it makes per request. */
+async function bench(name: string, operation: (i: number) => Promise<unknown>): Promise<Figures> {
+  for (let i = 0; i < WARMUP; i++) await operation(i);
+  const callsBefore = dynamoCallCount();
+  const figures = await measure(REQUESTS, CONCURRENCY, async (i) => {
+    await operation(i);
+  });
+  rows.push({ name, figures, dynamoCalls: (dynamoCallCount() - callsBefore) / REQUESTS });
+  return figures;
+}
+
+const customerBody = {
+  first_name: "Ada",
+  last_name: "Lovelace",
+  email: "ada@example.com",
+  currency: "EUR",
+  metadata: { plan: "gold", source: "bench" },
+};
+
+try {
+  // Raw DynamoDB Local from this process: the floor under every API figure.
+  const tableName = stack.tableName;
+  const rawItem = (i: number) => ({ pk: `bench#${i}`, sk: "resource", type: "bench", ...customerBody });
+  const rawPut = await bench("DynamoDB Local PutItem (raw)", (i) =>
+    dynamo.send(new PutCommand({ TableName: tableName, Item: rawItem(i) })),
+  );
+  const rawGet = await bench("DynamoDB Local GetItem (raw)", (i) =>
+    dynamo.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: { pk: `bench#${i % 100}`, sk: "resource" },
+        ConsistentRead: true,
+      }),
+    ),
+  );
+
+  const postCustomers = await bench("POST /customers", () => call("POST", "/customers", customerBody));
+  Object.assign(rows.at(-1) as Row, { baseline: "PutItem", ratio: postCustomers.p50 / rawPut.p50 });
+
+  const ids: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    ids.push(((await call("POST", "/customers", customerBody)).customer as { id: string }).id);
+  }
+  const getCustomer = await bench("GET /customers/{id}", (i) =>
+    call("GET", `/customers/${ids[i % ids.length]}`),
+  );
+  Object.assign(rows.at(-1) as Row, { baseline: "GetItem", ratio: getCustomer.p50 / rawGet.p50 });
+
+  await bench("GET /customers?limit=10", () => call("GET", "/customers?limit=10"));
+
+  console.log(
+    `\nLocal stack, ${REQUESTS} requests per row after ${WARMUP} warm-up, ${CONCURRENCY} in flight, Node ${process.version}\n`,
+  );
+  console.log(
+    table(
+      ["operation", "p50 ms", "p99 ms", "req/s", "DynamoDB calls/req", "p50 vs raw"],
+      rows.map((row) => [
+        row.name,
+        row.figures.p50.toFixed(2),
+        row.figures.p99.toFixed(2),
+        row.figures.rps.toFixed(0),
+        row.dynamoCalls === undefined ? "" : row.dynamoCalls.toFixed(2),
+        row.ratio === undefined ? "" : `${row.ratio.toFixed(2)}x ${row.baseline}`,
+      ]),
+    ),
+  );
+
+  const handlers = [...new Set([...routes.map((route) => route.handler), fallbackRoute.handler])];
+  const sizes = await Promise.all(
+    handlers.map(
+      async (handler) => [handler, await bundleSize(join(projectRoot, handlerEntry(handler)))] as const,
+    ),
+  );
+  console.log("\nLambda bundles (minified ESM, @aws-sdk/* provided by the runtime)\n");
+  console.log(
+    table(
+      ["handler", "KiB"],
+      sizes.map(([handler, bytes]) => [handler, (bytes / 1024).toFixed(1)]),
+    ),
+  );
+} finally {
+  await stack.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+function table(header: string[], body: string[][]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...body.map((row) => (row[column] ?? "").length)),
+  );
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ");
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...body.map(line)].join("\n");
+}

@@ -1,0 +1,39 @@
+/** Latency figures of a run: percentiles in milliseconds and requests per second. */
+export interface Figures {
+  p50: number;
+  p99: number;
+  rps: number;
+}
+
+export function percentile(sortedMs: number[], p: number): number {
+  if (sortedMs.length === 0) return Number.NaN;
+  const index = Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1);
+  return sortedMs[Math.max(0, index)] as number;
+}
+
+/**
+ * Runs `operation` `total` times with `concurrency` in flight and returns its figures. Each
+ * sample is measured with the monotonic clock.
+ */
+export async function measure(
+  total: number,
+  concurrency: number,
+  operation: (i: number) => Promise<void>,
+): Promise<Figures> {
+  const samples: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t0 = performance.now();
+        await operation(i);
+        samples.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsedSeconds = (performance.now() - started) / 1000;
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), rps: total / elapsedSeconds };
+}

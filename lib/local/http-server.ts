@@ -1,0 +1,509 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { isAbsolute, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type {
+  APIGatewayProxyEventV2,
+  APIGatewayProxyStructuredResultV2,
+  Callback,
+  Context,
+} from "aws-lambda";
+import { fallbackRoute, functionId, handlerEntry, type RouteDeclaration, routes } from "../topology.ts";
+import { repoRoot } from "./paths.ts";
+
+/**
+ * The local stand-in for API Gateway (HTTP API, payload format 2.0) in front of Lambda: each
+ * request becomes the event API Gateway would send, the route's handler module is loaded from
+ * `functions/` and its `handler` is called exactly as Lambda calls it, and the result is turned
+ * back into an HTTP answer by API Gateway's rules. Routes come from `lib/topology.ts`, like the
+ * CDK stack's.
+ */
+
+/** Request bodies above this get a 413 (API Gateway allows 10 MB; this API's payloads are small). */
+export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+/** A handler that has not answered by then gets a 504 (API Gateway's integration limit is 30 s). */
+export const HANDLER_TIMEOUT_MS = 29_000;
+const LOCAL_ACCOUNT_ID = "000000000000";
+const LOCAL_API_ID = "local";
+const MEMORY_LIMIT_MB = "1024";
+
+export interface LocalApiOptions {
+  /** Default: the routes of `lib/topology.ts`. */
+  routes?: readonly RouteDeclaration[];
+  /** Handler of every request no route matches (API Gateway's `$default` route). */
+  fallbackHandler?: string;
+  /** Where `functions/` lives. Default: the repository root. */
+  rootDir?: string;
+  /** Requests wait for this before reaching a handler (the stack is still starting). */
+  ready?: Promise<unknown>;
+  /** One line per request; default: none. */
+  accessLog?: (line: string) => void;
+  /** Handler failures (API Gateway would log them to CloudWatch). Default: `console.error`. */
+  errorLog?: (message: string, error?: unknown) => void;
+}
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context, callback: Callback) => unknown;
+
+interface Segment {
+  literal?: string;
+  parameter?: string;
+}
+
+interface CompiledRoute {
+  routeKey: string;
+  handler: string;
+  segments: Segment[];
+}
+
+interface Match {
+  routeKey: string;
+  handler: string;
+  pathParameters?: Record<string, string>;
+}
+
+export function createLocalApi(options: LocalApiOptions = {}): Server {
+  const router = compileRoutes(options.routes ?? routes, options.fallbackHandler ?? fallbackRoute.handler);
+  const loadHandler = handlerLoader(options.rootDir ?? repoRoot);
+  const errorLog = options.errorLog ?? ((message, error) => console.error(message, error ?? ""));
+
+  const server = createServer((request, response) => {
+    const started = Date.now();
+    serve(request, response)
+      .catch((error: unknown) => {
+        errorLog(`Local API: ${request.method} ${request.url} failed`, error);
+        if (!response.headersSent) sendError(response, 500, "internal", "The local API failed to answer.");
+        else response.destroy();
+      })
+      .finally(() => {
+        options.accessLog?.(
+          `${request.method} ${request.url} → ${response.statusCode} (${Date.now() - started} ms)`,
+        );
+      });
+  });
+
+  async function serve(request: IncomingMessage, response: ServerResponse) {
+    const body = await readBody(request);
+    if (body === "too-large") {
+      sendError(
+        response,
+        413,
+        "request.body.too-large",
+        `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes.`,
+      );
+      return;
+    }
+    await options.ready;
+
+    const { rawPath, rawQueryString } = splitTarget(request.url ?? "/");
+    const match = router(request.method ?? "GET", rawPath);
+    const requestId = apiGatewayRequestId();
+    const event = toEvent(request, { rawPath, rawQueryString, body, match, requestId });
+
+    let result: unknown;
+    try {
+      const handle = await loadHandler(match.handler);
+      result = await invoke(handle, event, lambdaContext(match.handler));
+    } catch (error) {
+      errorLog(`Handler ${match.handler} failed on ${match.routeKey} (request ${requestId})`, error);
+      const timedOut = error instanceof HandlerTimeout;
+      sendError(
+        response,
+        timedOut ? 504 : 500,
+        "internal",
+        timedOut
+          ? `The handler did not answer within ${HANDLER_TIMEOUT_MS / 1000} s. Request id ${requestId}.`
+          : `An internal error occurred. Quote request id ${requestId} to support.`,
+        requestId,
+      );
+      return;
+    }
+
+    const answer = toAnswer(result);
+    if ("invalid" in answer) {
+      errorLog(`Handler ${match.handler} returned an invalid result: ${answer.invalid}`);
+      sendError(
+        response,
+        500,
+        "internal",
+        `An internal error occurred. Quote request id ${requestId} to support.`,
+        requestId,
+      );
+      return;
+    }
+    send(response, answer, requestId);
+  }
+
+  return server;
+}
+
+/** Listens on `port` (0: any free port) on all interfaces and resolves with the port in use. */
+export function listen(server: Server, port: number): Promise<number> {
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(port, () => {
+      server.off("error", fail);
+      const address = server.address();
+      done(typeof address === "object" && address ? address.port : port);
+    });
+  });
+}
+
+/** Requests still running when the server closes get this long to finish before their connection is cut. */
+const CLOSE_GRACE_MS = 2_000;
+
+/** Stops accepting connections, ends idle keep-alive connections, and waits for the rest (briefly). */
+export function close(server: Server): Promise<void> {
+  return new Promise((done) => {
+    if (!server.listening) return done();
+    const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    server.close(() => {
+      clearTimeout(cut);
+      done();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+// ---- routing ----------------------------------------------------------------------------------
+
+function compileRoutes(declared: readonly RouteDeclaration[], fallbackHandler: string) {
+  const table = new Map<string, CompiledRoute[]>();
+  for (const route of declared) {
+    const segments = route.path
+      .split("/")
+      .slice(1)
+      .map((part): Segment => {
+        const parameter = /^\{([A-Za-z0-9_]+)\}$/.exec(part)?.[1];
+        if (parameter) return { parameter };
+        if (part.includes("{")) {
+          throw new Error(
+            `Route ${route.method} ${route.path}: only whole-segment {name} parameters are supported.`,
+          );
+        }
+        return { literal: part };
+      });
+    const list = table.get(route.method) ?? [];
+    list.push({ routeKey: `${route.method} ${route.path}`, handler: route.handler, segments });
+    table.set(route.method, list);
+  }
+
+  /** API Gateway's choice: literal segments beat parameters; a parameter is one non-empty segment. */
+  return (method: string, rawPath: string): Match => {
+    const parts = rawPath.split("/").slice(1);
+    let best: { route: CompiledRoute; parameters: Record<string, string>; rank: string } | undefined;
+    for (const route of table.get(method) ?? []) {
+      if (route.segments.length !== parts.length) continue;
+      const parameters: Record<string, string> = {};
+      let rank = "";
+      const matches = route.segments.every((segment, i) => {
+        const decoded = safeDecode(parts[i] ?? "");
+        if (decoded === undefined) return false;
+        if (segment.parameter) {
+          parameters[segment.parameter] = decoded;
+          rank += "0";
+          return decoded !== "";
+        }
+        rank += "1";
+        return decoded === segment.literal;
+      });
+      if (matches && (!best || rank > best.rank)) best = { route, parameters, rank };
+    }
+    if (!best) return { routeKey: "$default", handler: fallbackHandler };
+    const hasParameters = Object.keys(best.parameters).length > 0;
+    return {
+      routeKey: best.route.routeKey,
+      handler: best.route.handler,
+      ...(hasParameters ? { pathParameters: best.parameters } : {}),
+    };
+  };
+}
+
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function splitTarget(target: string): { rawPath: string; rawQueryString: string } {
+  // An absolute-form target (`GET http://host/path`, sent to proxies) carries its path after the host.
+  const relative = target.startsWith("/") ? target : new URL(target, "http://localhost").pathname;
+  const question = relative.indexOf("?");
+  if (question < 0) return { rawPath: relative, rawQueryString: "" };
+  return { rawPath: relative.slice(0, question), rawQueryString: relative.slice(question + 1) };
+}
+
+// ---- request → event --------------------------------------------------------------------------
+
+async function readBody(request: IncomingMessage): Promise<Buffer | "too-large"> {
+  const declared = Number(request.headers["content-length"]);
+  let tooLarge = declared > MAX_REQUEST_BODY_BYTES;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Past the limit the rest is read and dropped, so the client still gets to read the 413.
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REQUEST_BODY_BYTES) tooLarge = true;
+    if (!tooLarge) chunks.push(chunk);
+  }
+  return tooLarge ? "too-large" : Buffer.concat(chunks);
+}
+
+/** Bodies API Gateway passes as text; every other content type arrives base64-encoded. */
+function isTextContentType(contentType: string | undefined): boolean {
+  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  return type.startsWith("text/") || type === "application/json" || type.endsWith("+json");
+}
+
+function toEvent(
+  request: IncomingMessage,
+  parts: { rawPath: string; rawQueryString: string; body: Buffer; match: Match; requestId: string },
+): APIGatewayProxyEventV2 {
+  const { rawPath, rawQueryString, body, match, requestId } = parts;
+  const headerValues = new Map<string, string>();
+  const cookies: string[] = [];
+  const raw = request.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase();
+    const value = raw[i + 1] as string;
+    // Payload 2.0 moves cookies out of the headers into `cookies`, one entry per cookie.
+    if (name === "cookie") {
+      cookies.push(
+        ...value
+          .split(";")
+          .map((cookie) => cookie.trim())
+          .filter(Boolean),
+      );
+      continue;
+    }
+    const previous = headerValues.get(name);
+    headerValues.set(name, previous === undefined ? value : `${previous},${value}`);
+  }
+  // fromEntries defines own properties, so no name (not even `__proto__`) is lost.
+  const headers: Record<string, string> = Object.fromEntries(headerValues);
+
+  const now = new Date();
+  const host = (headers.host ?? "localhost").replace(/:\d+$/, "");
+  const text = isTextContentType(headers["content-type"]);
+  const event: APIGatewayProxyEventV2 = {
+    version: "2.0",
+    routeKey: match.routeKey,
+    rawPath,
+    rawQueryString,
+    ...(cookies.length > 0 ? { cookies } : {}),
+    headers,
+    ...(rawQueryString ? { queryStringParameters: queryParameters(rawQueryString) } : {}),
+    requestContext: {
+      accountId: LOCAL_ACCOUNT_ID,
+      apiId: LOCAL_API_ID,
+      domainName: host,
+      domainPrefix: host.split(".")[0] ?? host,
+      http: {
+        method: request.method ?? "GET",
+        path: rawPath,
+        protocol: `HTTP/${request.httpVersion}`,
+        sourceIp: (request.socket.remoteAddress ?? "127.0.0.1").replace(/^::ffff:/, ""),
+        userAgent: headers["user-agent"] ?? "",
+      },
+      requestId,
+      routeKey: match.routeKey,
+      stage: "$default",
+      time: clfTime(now),
+      timeEpoch: now.getTime(),
+    },
+    ...(match.pathParameters ? { pathParameters: match.pathParameters } : {}),
+    ...(body.length > 0
+      ? { body: text ? body.toString("utf8") : body.toString("base64"), isBase64Encoded: !text }
+      : { isBase64Encoded: false }),
+  };
+  return event;
+}
+
+/** Decoded query parameters; a repeated name's values are joined with commas, as API Gateway does. */
+function queryParameters(rawQueryString: string): Record<string, string> {
+  const parameters = new Map<string, string>();
+  for (const pair of rawQueryString.split("&")) {
+    if (!pair) continue;
+    const equals = pair.indexOf("=");
+    const name = safeDecode(equals < 0 ? pair : pair.slice(0, equals)) ?? pair;
+    const value = equals < 0 ? "" : (safeDecode(pair.slice(equals + 1)) ?? pair.slice(equals + 1));
+    const previous = parameters.get(name);
+    parameters.set(name, previous === undefined ? value : `${previous},${value}`);
+  }
+  return Object.fromEntries(parameters);
+}
+
+/** API Gateway's request ids look like `JKJaXmPLvHcESHA=`. */
+function apiGatewayRequestId(): string {
+  return randomBytes(11).toString("base64");
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+/** `12/Mar/2020:19:03:58 +0000`, the format of `requestContext.time`. */
+function clfTime(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return (
+    `${two(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}:` +
+    `${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`
+  );
+}
+
+// ---- Lambda -----------------------------------------------------------------------------------
+
+/** Imports each handler module on first use, from `functions/<handler>.ts`, once. */
+function handlerLoader(rootDir: string) {
+  const loaded = new Map<string, Promise<LambdaHandler>>();
+  return (handler: string): Promise<LambdaHandler> => {
+    let module = loaded.get(handler);
+    if (!module) {
+      const entry = handlerEntry(handler);
+      const file = isAbsolute(entry) ? entry : join(rootDir, entry);
+      module = import(pathToFileURL(file).href).then((exports: { handler?: unknown }) => {
+        if (typeof exports.handler !== "function") {
+          throw new Error(`${entry} does not export a function named handler.`);
+        }
+        return exports.handler as LambdaHandler;
+      });
+      // A failed import is not kept, so a fixed file is picked up by the next request where possible.
+      module.catch(() => loaded.delete(handler));
+      loaded.set(handler, module);
+    }
+    return module;
+  };
+}
+
+class HandlerTimeout extends Error {}
+
+/**
+ * Calls the handler as the Node.js Lambda runtime does: an async handler's promise decides, a
+ * callback-style handler answers through its callback (or the legacy `context.done/succeed/fail`).
+ */
+function invoke(handle: LambdaHandler, event: APIGatewayProxyEventV2, context: Context): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new HandlerTimeout("handler timed out")), HANDLER_TIMEOUT_MS);
+    const settle = (error: unknown, result?: unknown) => {
+      clearTimeout(timer);
+      if (error !== null && error !== undefined) reject(error);
+      else resolve(result);
+    };
+    context.done = (error, result) => settle(error, result);
+    context.succeed = (result: unknown) => settle(undefined, result);
+    context.fail = (error) => settle(error instanceof Error ? error : new Error(String(error)));
+    try {
+      const returned = handle(event, context, (error, result) => settle(error, result));
+      if (isThenable(returned)) returned.then((result) => settle(undefined, result), settle);
+    } catch (error) {
+      settle(error);
+    }
+  });
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
+}
+
+function lambdaContext(handler: string): Context {
+  const functionName = `payment-api-local-${functionId(handler)}`;
+  const deadline = Date.now() + HANDLER_TIMEOUT_MS;
+  const region = process.env.AWS_REGION ?? "us-east-1";
+  const day = new Date().toISOString().slice(0, 10).replaceAll("-", "/");
+  const unset = () => {
+    throw new Error("replaced for each invocation");
+  };
+  return {
+    awsRequestId: randomUUID(),
+    functionName,
+    functionVersion: "$LATEST",
+    memoryLimitInMB: MEMORY_LIMIT_MB,
+    invokedFunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString("hex")}`,
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: unset,
+    fail: unset,
+    succeed: unset,
+  };
+}
+
+// ---- result → answer --------------------------------------------------------------------------
+
+interface Answer {
+  statusCode: number;
+  headers: Record<string, string>;
+  cookies: string[];
+  body: Buffer;
+}
+
+/**
+ * API Gateway's reading of a payload 2.0 result: a `statusCode` makes it a structured answer;
+ * any other JSON value is a 200 whose body is that value. What API Gateway could not read is invalid.
+ */
+function toAnswer(result: unknown): Answer | { invalid: string } {
+  if (result === undefined || result === null) return { invalid: `the handler returned ${result}` };
+  if (typeof result !== "object" || !("statusCode" in result)) {
+    const body = typeof result === "string" ? result : JSON.stringify(result);
+    if (body === undefined) return { invalid: `a ${typeof result} is not a result` };
+    return {
+      statusCode: 200,
+      headers: { "content-type": "application/json" },
+      cookies: [],
+      body: Buffer.from(body),
+    };
+  }
+  const structured = result as APIGatewayProxyStructuredResultV2;
+  const { statusCode, headers = {}, cookies = [], body, isBase64Encoded = false } = structured;
+  if (!Number.isInteger(statusCode) || (statusCode as number) < 100 || (statusCode as number) > 599) {
+    return { invalid: `statusCode ${JSON.stringify(statusCode)} is not an HTTP status` };
+  }
+  if (body !== undefined && typeof body !== "string") return { invalid: "body is not a string" };
+  if (typeof headers !== "object" || headers === null) return { invalid: "headers is not an object" };
+  const flatHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!["string", "number", "boolean"].includes(typeof value)) {
+      return { invalid: `header ${name} is not a string, number or boolean` };
+    }
+    flatHeaders[name.toLowerCase()] = String(value);
+  }
+  if (!Array.isArray(cookies) || cookies.some((cookie) => typeof cookie !== "string")) {
+    return { invalid: "cookies is not an array of strings" };
+  }
+  return {
+    statusCode: statusCode as number,
+    headers: flatHeaders,
+    cookies,
+    body: Buffer.from(body ?? "", isBase64Encoded ? "base64" : "utf8"),
+  };
+}
+
+function send(response: ServerResponse, answer: Answer, requestId: string) {
+  response.statusCode = answer.statusCode;
+  for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
+  if (answer.cookies.length > 0) response.setHeader("set-cookie", answer.cookies);
+  response.setHeader("apigw-requestid", requestId);
+  response.setHeader("content-length", answer.body.length);
+  response.end(answer.body);
+}
+
+function sendError(
+  response: ServerResponse,
+  status: number,
+  errorType: string,
+  message: string,
+  requestId?: string,
+) {
+  const body = Buffer.from(
+    JSON.stringify({
+      success: false,
+      error_type: errorType,
+      message,
+      ...(requestId ? { request_id: requestId } : {}),
+    }),
+  );
+  response.statusCode = status;
+  response.setHeader("content-type", "application/json; charset=utf-8");
+  response.setHeader("content-length", body.length);
+  if (requestId) response.setHeader("apigw-requestid", requestId);
+  response.end(body);
+}

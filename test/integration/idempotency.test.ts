@@ -1,0 +1,119 @@
+import type { Server } from "node:http";
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
+import { dynamo } from "../../shared/db/client.ts";
+import { createProject, type ProjectCredentials } from "../../shared/projects/project.ts";
+import { api, type Client } from "../e2e/harness.ts";
+
+let server: Server;
+let url: string;
+let project: ProjectCredentials;
+let client: Client;
+
+beforeAll(async () => {
+  server = createLocalApi();
+  url = `http://localhost:${await listen(server, 0)}`;
+  project = await createProject("Idempotency test");
+  client = api(url, project.sandbox);
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+afterAll(async () => {
+  await close(server);
+});
+
+const totalCount = async (c: Client = client) =>
+  (await c.get("/customers?limit=1")).body.total_count as number;
+const key = () => `key-${crypto.randomUUID()}`;
+
+describe("Idempotency-Key on POST", () => {
+  it("creates one customer for the same request sent twice, and replays the first answer", async () => {
+    const before = await totalCount();
+    const idempotencyKey = key();
+    const first = await client.post("/customers", { first_name: "Once" }, { idempotencyKey });
+    const replay = await client.post("/customers", { first_name: "Once" }, { idempotencyKey });
+    expect(first.status).toBe(200);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(first.body);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(await totalCount()).toBe(before + 1);
+  });
+
+  it("refuses the same key with other parameters", async () => {
+    const idempotencyKey = key();
+    await client.post("/customers", { first_name: "A" }, { idempotencyKey });
+    const { status, body } = await client.post("/customers", { first_name: "B" }, { idempotencyKey });
+    expect(status).toBe(400);
+    expect(body.error_type).toBe("request.idempotency-key.invalid");
+  });
+
+  it("lets exactly one of many concurrent duplicates run; the others get a 409 or the same answer", async () => {
+    const before = await totalCount();
+    const idempotencyKey = key();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => client.post("/customers", { first_name: "Race" }, { idempotencyKey })),
+    );
+    const created = answers.filter((answer) => answer.status === 200);
+    const refused = answers.filter((answer) => answer.status === 409);
+    expect(created.length + refused.length).toBe(answers.length);
+    expect(new Set(created.map((answer) => answer.body.customer.id)).size).toBe(1);
+    for (const answer of refused) expect(answer.body.error_type).toBe("request.idempotency-key.concurrent");
+    expect(await totalCount()).toBe(before + 1);
+  });
+
+  it("treats an empty Idempotency-Key header as absent", async () => {
+    const before = await totalCount();
+    await client.post("/customers", { first_name: "E" }, { idempotencyKey: "" });
+    await client.post("/customers", { first_name: "E" }, { idempotencyKey: "" });
+    expect(await totalCount()).toBe(before + 2);
+  });
+
+  it("keeps keys apart per environment", async () => {
+    const live = api(url, project.live);
+    const idempotencyKey = key();
+    const a = await client.post("/customers", { first_name: "S" }, { idempotencyKey });
+    const b = await live.post("/customers", { first_name: "S" }, { idempotencyKey });
+    expect(a.body.customer.id).not.toBe(b.body.customer.id);
+    expect(b.body.customer.sandbox).toBe(false);
+  });
+
+  it("replays a refusal: the same invalid request gets the same 400", async () => {
+    const idempotencyKey = key();
+    const first = await client.post("/customers", { currency: "XYZ" }, { idempotencyKey });
+    const again = await client.post("/customers", { currency: "XYZ" }, { idempotencyKey });
+    expect(first.status).toBe(400);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("answers a fault with a 500 that carries only a request id, writes nothing, and lets the retry run", async () => {
+    const before = await totalCount();
+    const send = dynamo.send.bind(dynamo);
+    vi.spyOn(dynamo, "send").mockImplementation(((command: unknown) => {
+      if (command instanceof TransactWriteCommand)
+        throw new Error("injected: connection reset (secret detail)");
+      return send(command as never);
+    }) as typeof dynamo.send);
+    const idempotencyKey = key();
+    const failed = await client.post("/customers", { first_name: "Retry" }, { idempotencyKey });
+    expect(failed.status).toBe(500);
+    expect(failed.body).toEqual({
+      success: false,
+      error_type: "internal",
+      message: expect.stringContaining(failed.body.request_id),
+      request_id: expect.any(String),
+    });
+    expect(JSON.stringify(failed.body)).not.toContain("secret detail");
+    expect(await totalCount()).toBe(before);
+
+    vi.restoreAllMocks();
+    const retried = await client.post("/customers", { first_name: "Retry" }, { idempotencyKey });
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect(await totalCount()).toBe(before + 1);
+  });
+});

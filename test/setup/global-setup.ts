@@ -1,0 +1,52 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { TestProject } from "vitest/node";
+import { type DynamoDbLocal, startDynamoDbLocal } from "../../lib/local/dynamodb-local.ts";
+import { ensureTable } from "../../lib/local/table.ts";
+
+/**
+ * Starts ONE DynamoDB Local (in memory) for the whole test run and creates the table in it.
+ * Every test isolates its data by creating its own project (every key is scoped by project), so
+ * all test files share this table.
+ *
+ * Workers are forked after this runs and inherit `process.env`, so code under test that reads
+ * `TABLE_NAME` or the SDK's `AWS_ENDPOINT_URL_DYNAMODB` at import finds the test database. The
+ * same values are also provided to tests: `inject("dynamodbEndpoint")`, `inject("tableName")`.
+ */
+export const TEST_TABLE_NAME = "payment-api-test";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+    tableName: string;
+  }
+}
+
+let dynamodb: DynamoDbLocal | undefined;
+
+export async function setup(project: TestProject) {
+  dynamodb = await startDynamoDbLocal();
+  const env = process.env;
+  env.AWS_ENDPOINT_URL_DYNAMODB = dynamodb.endpoint;
+  env.TABLE_NAME = TEST_TABLE_NAME;
+  // Tests never talk to AWS: fixed region and dummy credentials, whatever the shell has.
+  env.AWS_REGION = "us-east-1";
+  env.AWS_ACCESS_KEY_ID = "test";
+  env.AWS_SECRET_ACCESS_KEY = "test";
+  delete env.AWS_SESSION_TOKEN;
+  delete env.AWS_PROFILE;
+  env.LOG_LEVEL ??= "WARN";
+
+  const client = new DynamoDBClient({ endpoint: dynamodb.endpoint });
+  try {
+    await ensureTable(client, TEST_TABLE_NAME);
+  } finally {
+    client.destroy();
+  }
+
+  project.provide("dynamodbEndpoint", dynamodb.endpoint);
+  project.provide("tableName", TEST_TABLE_NAME);
+}
+
+export async function teardown() {
+  await dynamodb?.stop();
+}
