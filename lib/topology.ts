@@ -23,6 +23,11 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/customers/{customer_id}", handler: "customers/get", table: "read" },
   { method: "PUT", path: "/customers/{customer_id}", handler: "customers/update", table: "write" },
   { method: "DELETE", path: "/customers/{customer_id}", handler: "customers/delete", table: "write" },
+  { method: "POST", path: "/invoices", handler: "invoices/create", table: "write" },
+  { method: "GET", path: "/invoices", handler: "invoices/list", table: "read" },
+  { method: "GET", path: "/invoices/{invoice_id}", handler: "invoices/get", table: "read" },
+  { method: "PUT", path: "/invoices/{invoice_id}", handler: "invoices/update", table: "write" },
+  { method: "DELETE", path: "/invoices/{invoice_id}", handler: "invoices/delete", table: "write" },
 ];
 
 /** Every request no route matches goes here (API Gateway's `$default` route): a 404 in JSON. */

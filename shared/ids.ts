@@ -7,6 +7,7 @@ export const ID_PREFIXES = {
   token: "tok_",
   card: "card_",
   invoice: "iv_",
+  invoiceDetail: "ivd_",
   transaction: "tr_",
   refund: "ref_",
   event: "ev_",

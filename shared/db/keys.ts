@@ -6,7 +6,7 @@
 export type Scope = string;
 
 /** Entities listed through the listing index; each keeps its own count. */
-export type ListedEntity = "customer";
+export type ListedEntity = "customer" | "invoice";
 
 export const COUNTER_SHARDS = 8;
 export const IDEMPOTENCY_SORT_KEY = "idempotency";

@@ -22,6 +22,16 @@ export function failedConditions(error: unknown): number[] | undefined {
   );
 }
 
+/**
+ * The item that item `index` of a cancelled transaction found when its condition failed (asked for
+ * with `ReturnValuesOnConditionCheckFailure: "ALL_OLD"`); undefined when there was none.
+ */
+export function cancelledItem(error: unknown, index: number): Record<string, unknown> | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const item = error.CancellationReasons?.[index]?.Item as Record<string, AttributeValue> | undefined;
+  return item ? unmarshall(item) : undefined;
+}
+
 /** Two transactions raced on the same item: retrying is safe, the conditions are re-evaluated. */
 export function isTransactionConflict(error: unknown): boolean {
   return (

@@ -53,11 +53,15 @@ export function parseBody(event: APIGatewayProxyEventV2): Input {
   );
 }
 
-/** Client libraries send `null` for every unset field: it means "not given". */
+/**
+ * Client libraries send `null` for every unset field: it means "not given". A `__proto__` key (which
+ * `JSON.parse` keeps as an own key) is dropped: assigning it would set the copy's prototype and let
+ * its fields pass for the request's own.
+ */
 export function withoutNulls(value: Input): Input {
   const out: Input = {};
   for (const [key, item] of Object.entries(value)) {
-    if (item === null || item === undefined) continue;
+    if (item === null || item === undefined || key === "__proto__") continue;
     out[key] = isPlainObject(item) ? withoutNulls(item) : Array.isArray(item) ? item.map(cleanItem) : item;
   }
   return out;

@@ -1,5 +1,7 @@
 import currencyCodes from "currency-codes";
-import countries from "i18n-iso-countries";
+// The package entry registers every locale (~700 KB); validating codes needs none of them.
+import countries from "i18n-iso-countries/index.js";
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 
 /**
@@ -11,7 +13,10 @@ const blankIsNull = (value: unknown) => (value === "" ? null : value);
 
 /** Optional text, at most `max` characters; `""` → null. */
 export const text = (max: number) =>
-  z.preprocess(blankIsNull, z.string().max(max, `must be at most ${max} characters`).nullable().optional());
+  z.preprocess(
+    blankIsNull,
+    z.string("must be a string").max(max, `must be at most ${max} characters`).nullable().optional(),
+  );
 
 export const requiredText = (max: number) =>
   z
@@ -22,6 +27,58 @@ export const requiredText = (max: number) =>
 export const email = z.preprocess(
   blankIsNull,
   z.email("must be a valid email address").max(254, "must be at most 254 characters").nullable().optional(),
+);
+
+/** One of a fixed list of values; `""` → null. */
+export const choice = <const Values extends readonly [string, ...string[]]>(values: Values) =>
+  z.preprocess(
+    blankIsNull,
+    z
+      .enum(values, { error: `must be one of ${values.join(", ")}` })
+      .nullable()
+      .optional(),
+  );
+
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * An absolute `http` or `https` URL with a host, at most 2048 characters, kept as sent; `""` → null.
+ * The scheme must be written out: `new URL` alone would also accept `https:example.com`.
+ */
+export const httpUrl = z.preprocess(
+  blankIsNull,
+  z
+    .string("must be a URL")
+    .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+    .refine(isHttpUrl, { message: "must be an absolute http or https URL" })
+    .nullable()
+    .optional(),
+);
+
+function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\/[^\s/?#]/i.test(value) || /\s/.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An IPv4 address in dotted-quad form or an IPv6 address, kept as sent; `""` → null. The short
+ * IPv4 forms `ipaddr.isValid` also takes (`1`, `0x7f.1`) are refused: nobody means them.
+ */
+export const ipAddress = z.preprocess(
+  blankIsNull,
+  z
+    .string("must be an IP address")
+    .max(100, "must be an IP address")
+    .refine((value) => ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value), {
+      message: "must be a valid IPv4 or IPv6 address",
+    })
+    .nullable()
+    .optional(),
 );
 
 export const booleanField = z.preprocess(
@@ -97,36 +154,65 @@ export const timestamp = z.preprocess(
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 const RFC_1123 = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} (GMT|UTC|[+-]\d{4})$/;
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
 export function parseTimestamp(value: string): Date | undefined {
-  if (!ISO_8601.test(value) && !RFC_1123.test(value)) return undefined;
+  const iso = ISO_8601.test(value) ? /^(\d{4})-(\d{2})-(\d{2})/.exec(value) : null;
+  const rfc = iso ? null : RFC_1123.test(value) ? /^\w{3}, (\d{2}) (\w{3}) (\d{4})/.exec(value) : null;
+  const day = iso
+    ? { year: Number(iso[1]), month: Number(iso[2]), day: Number(iso[3]) }
+    : rfc
+      ? { year: Number(rfc[3]), month: MONTHS.indexOf(rfc[2] ?? "") + 1, day: Number(rfc[1]) }
+      : undefined;
+  // `Date` rolls a day past the month's end over into the next month (Feb 30 → Mar 2): refuse it.
+  if (!day || !dayExists(day.year, day.month, day.day)) return undefined;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-export const METADATA_LIMITS = { pairs: 50, keyLength: 40, valueLength: 500 } as const;
+function dayExists(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12) return false;
+  return day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+export interface DictionaryLimits {
+  pairs: number;
+  keyLength: number;
+  valueLength: number;
+}
+
+export const METADATA_LIMITS = {
+  pairs: 50,
+  keyLength: 40,
+  valueLength: 500,
+} as const satisfies DictionaryLimits;
+
+/** A string to string dictionary within `limits`; a bad pair is named by its key (`metadata.<key>`). */
+export const dictionary = (limits: DictionaryLimits) =>
+  z
+    .record(z.string(), z.string("must be a string"), "must be a dictionary of strings")
+    .superRefine((pairs, ctx) => {
+      const entries = Object.entries(pairs);
+      if (entries.length > limits.pairs) {
+        ctx.addIssue({ code: "custom", message: `must hold at most ${limits.pairs} pairs` });
+      }
+      for (const [key, value] of entries) {
+        if (key.length === 0 || key.length > limits.keyLength) {
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `keys are 1 to ${limits.keyLength} characters`,
+          });
+        } else if (value.length > limits.valueLength) {
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `values are at most ${limits.valueLength} characters`,
+          });
+        }
+      }
+    })
+    .optional();
 
 /** Merchant key/value pairs: at most 50, keys of 1 to 40 characters, values of at most 500. */
-export const metadata = z
-  .record(z.string(), z.string("must be a string"), "must be a dictionary of strings")
-  .superRefine((pairs, ctx) => {
-    const entries = Object.entries(pairs);
-    if (entries.length > METADATA_LIMITS.pairs) {
-      ctx.addIssue({ code: "custom", message: `must hold at most ${METADATA_LIMITS.pairs} pairs` });
-    }
-    for (const [key, value] of entries) {
-      if (key.length === 0 || key.length > METADATA_LIMITS.keyLength) {
-        ctx.addIssue({
-          code: "custom",
-          path: [key],
-          message: `keys are 1 to ${METADATA_LIMITS.keyLength} characters`,
-        });
-      } else if (value.length > METADATA_LIMITS.valueLength) {
-        ctx.addIssue({
-          code: "custom",
-          path: [key],
-          message: `values are at most ${METADATA_LIMITS.valueLength} characters`,
-        });
-      }
-    }
-  })
-  .optional();
+export const metadata = dictionary(METADATA_LIMITS);

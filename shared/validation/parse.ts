@@ -16,8 +16,18 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     message: issue.message,
   }));
   const first = result.error.issues[0] as z.core.$ZodIssue;
-  const missing = first.code === "invalid_type" && first.input === undefined;
+  // Zod leaves `input` out of its issues, so "missing" is read from the input itself.
+  const missing = first.code === "invalid_type" && valueAt(input, first.path) === undefined;
   return throwValidation(missing, first.path, fields);
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const segment of path) {
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
 }
 
 function throwValidation(missing: boolean, path: PropertyKey[], fields: InvalidField[]): never {

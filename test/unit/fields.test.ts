@@ -37,6 +37,9 @@ describe("field rules", () => {
     expect(timestamp.parse("2026-11-22T08:42:31+02:00")).toBe("2026-11-22T06:42:31.000Z");
     expect(parseTimestamp("tomorrow")).toBeUndefined();
     expect(parseTimestamp("2026-13-45")).toBeUndefined();
+    expect(parseTimestamp("2026-02-30")).toBeUndefined();
+    expect(parseTimestamp("Mon, 31 Apr 2026 10:00:00 GMT")).toBeUndefined();
+    expect(parseTimestamp("2028-02-29T00:00:00Z")?.toISOString()).toBe("2028-02-29T00:00:00.000Z");
   });
 
   it("limits metadata to 50 pairs, keys of 40 and values of 500 characters", () => {
@@ -66,6 +69,15 @@ describe("validation errors", () => {
   it("says which required field is missing", () => {
     expect(() => parseInput(schema, {})).toThrowError(
       expect.objectContaining({ errorType: "request.validation.missing-name" }),
+    );
+  });
+
+  it("says a field of the wrong type is invalid, not missing", () => {
+    expect(() => parseInput(schema, { name: 5 })).toThrowError(
+      expect.objectContaining({ errorType: "request.validation.invalid-name" }),
+    );
+    expect(() => parseInput(schema, { name: "ok", details: "x" })).toThrowError(
+      expect.objectContaining({ errorType: "request.validation.invalid-details" }),
     );
   });
 

@@ -33,6 +33,12 @@ describe("request bodies", () => {
     });
   });
 
+  it("drops a JSON __proto__ key instead of letting it set the body's prototype", () => {
+    const body = parseBody(event('{"__proto__": {"name": "inherited"}, "amount": "1"}', "application/json"));
+    expect(body).toEqual({ amount: "1" });
+    expect(body.name).toBeUndefined();
+  });
+
   it("reads JSON bodies and treats null as absent, also when nested", () => {
     const body = parseBody(
       event(

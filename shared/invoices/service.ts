@@ -1,0 +1,263 @@
+import { presentCustomer } from "../customers/customer.ts";
+import { findCustomer, findCustomerWithTokens } from "../customers/store.ts";
+import type { PageRequest } from "../db/listing.ts";
+import type { TransactItem } from "../db/transactions.ts";
+import type { Caller } from "../http/auth.ts";
+import { conflict, errorTypeName, type InvalidField, notFound, validationFailed } from "../http/errors.ts";
+import { isId } from "../ids.ts";
+import { presentProject } from "../projects/project.ts";
+import { parseInput } from "../validation/parse.ts";
+import {
+  type Invoice,
+  type InvoiceExpansions,
+  newInvoice,
+  type PresentedInvoice,
+  presentInvoice,
+  type SettableField,
+  withChanges,
+} from "./invoice.ts";
+import {
+  amountsNotInCurrency,
+  createInvoiceInput,
+  type InvoiceChanges,
+  oversizedField,
+  updateInvoiceInput,
+} from "./schema.ts";
+import {
+  deleteInvoice,
+  findInvoice,
+  findToken,
+  findTransaction,
+  insertInvoice,
+  isTokenItem,
+  type LinkChecks,
+  listInvoices,
+  type MissingLink,
+  storedAttributes,
+  updateInvoice,
+} from "./store.ts";
+
+/** What an invoice can expand; each `_id` field stays beside its expanded object. */
+export const INVOICE_EXPANSIONS = ["customer", "customer.tokens", "project", "transaction", "token"] as const;
+
+/** Attempts of an update that keeps meeting a concurrent change of the same invoice. */
+const UPDATE_ATTEMPTS = 3;
+
+const concurrentChange = (id: string) =>
+  conflict("request.invoice.concurrent-update", `Invoice ${id} is being changed by another request.`);
+
+const paymentAttempted = (id: string, action: "changed" | "deleted") =>
+  conflict(
+    "request.invoice.payment-attempted",
+    `A payment was already attempted on invoice ${id}: it can no longer be ${action}.`,
+  );
+
+/**
+ * Validates and stores a new invoice; `commit` receives the presented invoice and returns the
+ * writes that must commit with it (the stored answer of an idempotent request). The customer and
+ * token it names are checked in the same transaction as the write.
+ */
+export async function createInvoice(
+  caller: Caller,
+  input: unknown,
+  commit: (presented: PresentedInvoice) => TransactItem[],
+  now = new Date(),
+): Promise<PresentedInvoice> {
+  const invoice = newInvoice(caller, parseInput(createInvoiceInput, input), now);
+  checkRulesBetweenFields(invoice);
+  const links = linksToCheck(invoice, { customer: true, token: true });
+  const presented = presentInvoice(invoice);
+  const outcome = await insertInvoice(invoice, links, commit(presented));
+  if (outcome !== "created") throw linkNotFound(invoice, outcome);
+  return presented;
+}
+
+export async function getInvoice(caller: Caller, id: string, expand: Set<string>) {
+  const found = isId("invoice", id) ? await findInvoice(caller.projectId, id) : undefined;
+  if (!found) throw notFound("invoice", id);
+  return present(caller, found.invoice, expand, linkReader(caller.projectId));
+}
+
+/**
+ * Changes the fields sent, while no payment has been attempted. The invoice is read, changed and
+ * checked as a whole (a new currency must suit every amount), then written on the condition that
+ * it is still the version read and still unpaid; a concurrent change makes it start over.
+ */
+export async function changeInvoice(caller: Caller, id: string, input: unknown): Promise<PresentedInvoice> {
+  const changes = parseInput(updateInvoiceInput, input);
+  for (let attempt = 1; ; attempt++) {
+    const current = isId("invoice", id) ? await findInvoice(caller.projectId, id) : undefined;
+    if (!current) throw notFound("invoice", id);
+    if (current.invoice.transaction_id !== null) throw paymentAttempted(id, "changed");
+
+    const next = withChanges(current.invoice, changes);
+    checkRulesBetweenFields(next, changes);
+    const links = linksToCheck(next, {
+      customer: changes.customer_id !== undefined,
+      token: changes.customer_id !== undefined || changes.token_id !== undefined,
+    });
+    const outcome = await updateInvoice(current, sentFields(next, changes), links);
+    if (outcome === "updated") return presentInvoice(next);
+    if (outcome === "not-found") throw notFound("invoice", id);
+    if (outcome === "payment-attempted") throw paymentAttempted(id, "changed");
+    if (outcome !== "changed") throw linkNotFound(next, outcome);
+    if (attempt >= UPDATE_ATTEMPTS) throw concurrentChange(id);
+  }
+}
+
+/** Deletes an invoice on which no payment has been attempted. */
+export async function removeInvoice(caller: Caller, id: string): Promise<void> {
+  const outcome = isId("invoice", id) ? await deleteInvoice(caller.projectId, id) : "not-found";
+  if (outcome === "not-found") throw notFound("invoice", id);
+  if (outcome === "payment-attempted") throw paymentAttempted(id, "deleted");
+  if (outcome === "changed") throw concurrentChange(id);
+}
+
+export async function pageOfInvoices(caller: Caller, page: PageRequest, expand: Set<string>) {
+  const result = await listInvoices(caller.projectId, page);
+  const reader = linkReader(caller.projectId);
+  const items = await Promise.all(result.items.map((invoice) => present(caller, invoice, expand, reader)));
+  return { ...result, items };
+}
+
+/**
+ * The rules that span fields: every amount fits the currency, a token comes with its customer, and
+ * the invoice fits one table item. On an update, an amount the request did not send that no longer
+ * fits names `currency` (the field that changed).
+ */
+function checkRulesBetweenFields(invoice: Invoice, changes?: InvoiceChanges): void {
+  const issues: InvalidField[] = amountsNotInCurrency(invoice).map((issue) =>
+    !changes || amountWasSent(issue.name, changes)
+      ? issue
+      : { name: "currency", message: `cannot be ${invoice.currency}: ${issue.name} ${issue.message}` },
+  );
+  if (invoice.token_id !== null && invoice.customer_id === null) {
+    issues.push({ name: "token_id", message: "needs customer_id: a token belongs to a customer" });
+  }
+  const oversized = oversizedField(presentInvoice(invoice));
+  if (oversized) issues.push(oversized);
+  const [first] = issues;
+  if (first) throw validationFailed(`invalid-${errorTypeName(first.name)}`, issues);
+}
+
+function amountWasSent(path: string, changes: InvoiceChanges): boolean {
+  if (path === "amount") return changes.amount !== undefined;
+  if (path.startsWith("details[")) return changes.details !== undefined;
+  if (path === "shipping.amount") return changes.shipping?.amount !== undefined;
+  if (path === "tax.amount") return changes.tax?.amount !== undefined;
+  return true;
+}
+
+/**
+ * The links the write must find in place. An id that cannot name a resource is refused at once; a
+ * well-formed one is checked by a condition of the write, so a customer deleted meanwhile is caught.
+ */
+function linksToCheck(invoice: Invoice, check: { customer: boolean; token: boolean }): LinkChecks {
+  const { customer_id: customerId, token_id: tokenId } = invoice;
+  const links: LinkChecks = {};
+  if (check.customer && customerId !== null) {
+    if (!isId("customer", customerId)) throw notFound("customer", customerId);
+    links.customerId = customerId;
+  }
+  if (check.token && tokenId !== null && customerId !== null) {
+    if (!isId("token", tokenId)) throw notFound("token", tokenId);
+    links.token = { customerId, tokenId };
+  }
+  return links;
+}
+
+function linkNotFound(invoice: Invoice, outcome: MissingLink) {
+  return outcome.missing === "customer"
+    ? notFound("customer", invoice.customer_id ?? undefined)
+    : notFound("token", invoice.token_id ?? undefined);
+}
+
+/** The top-level fields a request sent, with their new values. */
+function sentFields(next: Invoice, changes: InvoiceChanges): Partial<Pick<Invoice, SettableField>> {
+  const sent = (Object.keys(changes) as SettableField[]).filter((field) => changes[field] !== undefined);
+  return Object.fromEntries(sent.map((field) => [field, next[field]]));
+}
+
+/**
+ * Reads what invoices link to, each at most once per request: the invoices of a page often share a
+ * customer. A customer and its tokens are one query (they share a partition).
+ */
+function linkReader(scope: string) {
+  const reads = new Map<string, Promise<unknown>>();
+  const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+    const known = reads.get(key) as Promise<T> | undefined;
+    if (known) return known;
+    const started = read();
+    reads.set(key, started);
+    return started;
+  };
+  return {
+    customer: (id: string) => once(`customer ${id}`, () => findCustomer(scope, id)),
+    customerWithTokens: (id: string) => once(`tokens ${id}`, () => findCustomerWithTokens(scope, id)),
+    token: (customerId: string, tokenId: string) =>
+      once(`token ${customerId} ${tokenId}`, () => findToken(scope, customerId, tokenId)),
+    transaction: (id: string) => once(`transaction ${id}`, () => findTransaction(scope, id)),
+  };
+}
+
+type LinkReader = ReturnType<typeof linkReader>;
+
+async function present(caller: Caller, invoice: Invoice, expand: Set<string>, reader: LinkReader) {
+  return presentInvoice(invoice, await expansions(caller, invoice, expand, reader));
+}
+
+/**
+ * The expanded links, read in parallel (the project comes with the caller: no read). Tokens and
+ * transactions are presented as stored until their own modules exist: the tokens issue swaps
+ * `storedAttributes` for its token presenter, and the payments issue, which sets `transaction_id`,
+ * swaps the transaction read (`findTransaction`, store.ts) and its presentation here.
+ */
+async function expansions(
+  caller: Caller,
+  invoice: Invoice,
+  expand: Set<string>,
+  reader: LinkReader,
+): Promise<InvoiceExpansions> {
+  const { customer_id: customerId, token_id: tokenId, transaction_id: transactionId } = invoice;
+  const wantsCustomer = expand.has("customer") || expand.has("customer.tokens");
+  const wantsTokens = expand.has("customer.tokens");
+  const wantsToken = expand.has("token");
+  // The invoice's token is an item of its customer's partition: read with the customer when both are wanted.
+  const readPartition = wantsCustomer && (wantsTokens || (wantsToken && tokenId !== null));
+
+  const customerRead =
+    wantsCustomer && customerId !== null
+      ? readPartition
+        ? reader.customerWithTokens(customerId)
+        : reader.customer(customerId).then((customer) => customer && { customer, tokens: undefined })
+      : Promise.resolve(undefined);
+  const tokenRead =
+    wantsToken && tokenId !== null && customerId !== null
+      ? readPartition
+        ? customerRead.then((found) => {
+            const item = found?.tokens?.find((candidate) =>
+              isTokenItem(candidate, invoice.project_id, customerId, tokenId),
+            );
+            return item && storedAttributes(item);
+          })
+        : reader.token(customerId, tokenId)
+      : Promise.resolve(undefined);
+  const transactionRead =
+    expand.has("transaction") && transactionId !== null
+      ? reader.transaction(transactionId)
+      : Promise.resolve(undefined);
+  const [customer, token, transaction] = await Promise.all([customerRead, tokenRead, transactionRead]);
+
+  const expanded: InvoiceExpansions = {};
+  if (expand.has("project")) expanded.project = presentProject(caller.environment);
+  if (wantsCustomer) {
+    expanded.customer = customer
+      ? presentCustomer(customer.customer, {
+          tokens: wantsTokens ? (customer.tokens ?? []).map(storedAttributes) : undefined,
+        })
+      : null;
+  }
+  if (wantsToken) expanded.token = token ?? null;
+  if (expand.has("transaction")) expanded.transaction = transaction ?? null;
+  return expanded;
+}
