@@ -64,6 +64,33 @@ const customerBody = {
   metadata: { plan: "gold", source: "bench" },
 };
 
+/** A full invoice: two detail lines, shipping, device, risk, tax and metadata. */
+const invoiceBody = {
+  name: "Order #1042",
+  amount: "129.90",
+  currency: "EUR",
+  statement_descriptor: "ACME SHOP",
+  return_url: "https://shop.example.com/return",
+  metadata: { order_id: "1042", shipping_amount: "9.90" },
+  details: [
+    { name: "Running shoes", type: "product", amount: "100.00", quantity: 1, category: "sport", brand: "Acme" },
+    { name: "Socks", type: "product", amount: "10.00", quantity: 2, category: "clothing", condition: "new" },
+  ],
+  shipping: {
+    amount: "9.90",
+    method: "home",
+    delay: "standard",
+    address1: "1 Rue de Rivoli",
+    city: "Paris",
+    zip: "75001",
+    country_code: "FR",
+    phone_number: "+33123456789",
+  },
+  device: { channel: "web", ip_address: "203.0.113.7" },
+  risk: { score: "12", is_legit: true },
+  tax: { amount: "21.65", rate: "20" },
+};
+
 try {
   // Raw DynamoDB Local from this process: the floor under every API figure.
   const tableName = stack.tableName;
@@ -94,6 +121,21 @@ try {
   Object.assign(rows.at(-1) as Row, { baseline: "GetItem", ratio: getCustomer.p50 / rawGet.p50 });
 
   await bench("GET /customers?limit=10", () => call("GET", "/customers?limit=10"));
+
+  const postInvoices = await bench("POST /invoices (details, shipping)", () =>
+    call("POST", "/invoices", { ...invoiceBody, customer_id: ids[0] }),
+  );
+  Object.assign(rows.at(-1) as Row, { baseline: "PutItem", ratio: postInvoices.p50 / rawPut.p50 });
+
+  const invoiceIds: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    const created = await call("POST", "/invoices", { ...invoiceBody, customer_id: ids[i % ids.length] });
+    invoiceIds.push((created.invoice as { id: string }).id);
+  }
+  const getInvoice = await bench("GET /invoices/{id}?expand[]=customer", (i) =>
+    call("GET", `/invoices/${invoiceIds[i % invoiceIds.length]}?expand[]=customer`),
+  );
+  Object.assign(rows.at(-1) as Row, { baseline: "GetItem", ratio: getInvoice.p50 / rawGet.p50 });
 
   console.log(
     `\nLocal stack, ${REQUESTS} requests per row after ${WARMUP} warm-up, ${CONCURRENCY} in flight, Node ${process.version}\n`,
