@@ -73,7 +73,14 @@ const invoiceBody = {
   return_url: "https://shop.example.com/return",
   metadata: { order_id: "1042", shipping_amount: "9.90" },
   details: [
-    { name: "Running shoes", type: "product", amount: "100.00", quantity: 1, category: "sport", brand: "Acme" },
+    {
+      name: "Running shoes",
+      type: "product",
+      amount: "100.00",
+      quantity: 1,
+      category: "sport",
+      brand: "Acme",
+    },
     { name: "Socks", type: "product", amount: "10.00", quantity: 2, category: "clothing", condition: "new" },
   ],
   shipping: {

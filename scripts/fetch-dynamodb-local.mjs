@@ -3,17 +3,18 @@
 // tarball; installing that package would pull ~280 dependencies we do not need, so we take only
 // the tarball, check it against the pinned integrity, and extract its `emulator/` folder.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const DYNAMODB_LOCAL_PACKAGE = "amplify-dynamodb-simulator@2.9.30";
-const INTEGRITY =
-  "sha512-xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==";
+const here = dirname(fileURLToPath(import.meta.url));
+// The pinned tarball, shared with lib/local/dynamodb-local.ts.
+const pinned = JSON.parse(readFileSync(join(here, "dynamodb-local.json"), "utf8"));
+const DYNAMODB_LOCAL_PACKAGE = `${pinned.package}@${pinned.version}`;
+const INTEGRITY = pinned.integrity;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const target = join(root, ".cache", "dynamodb-local", DYNAMODB_LOCAL_PACKAGE.split("@")[1]);
+const target = join(here, "..", ".cache", "dynamodb-local", pinned.version);
 
 if (existsSync(join(target, "DynamoDBLocal.jar"))) process.exit(0);
 

@@ -5,14 +5,15 @@ import { createServer } from "node:net";
 import { delimiter, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DynamoDBClient, ListTablesCommand } from "@aws-sdk/client-dynamodb";
+import pinned from "../../scripts/dynamodb-local.json" with { type: "json" };
 import { repoRoot } from "./paths.ts";
 
 /**
  * DynamoDB Local, AWS's own DynamoDB implementation (a Java program), as a child process of the
  * local stack and of the test run. `scripts/fetch-dynamodb-local.mjs` (npm's postinstall) puts the
- * jar in `.cache/dynamodb-local/<version>/`; keep the version below in step with that script.
+ * jar in `.cache/dynamodb-local/<version>/`, the version pinned in `scripts/dynamodb-local.json`.
  */
-export const DYNAMODB_LOCAL_VERSION = "2.9.30";
+export const DYNAMODB_LOCAL_VERSION = pinned.version;
 export const DYNAMODB_LOCAL_DIR = join(repoRoot, ".cache", "dynamodb-local", DYNAMODB_LOCAL_VERSION);
 
 const START_TIMEOUT_MS = 30_000;
@@ -44,6 +45,15 @@ export interface DynamoDbLocal {
   pid: number;
   /** Stops Java and resolves once it has exited. Safe to call more than once. */
   stop(): Promise<void>;
+  /** Settles when Java exits, whether `stop()` ended it or it died on its own. */
+  exited: Promise<JavaExit>;
+}
+
+export interface JavaExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The last lines Java printed (kept for an exit nobody asked for). */
+  output: string;
 }
 
 /** Thrown when DynamoDB Local cannot start; the message says what to do about it. */
@@ -160,8 +170,13 @@ async function launch(
   child.stdout?.off("data", keep);
   child.stderr?.off("data", keep);
   child.stdout?.resume();
-  child.stderr?.resume();
-  return { endpoint, port, pid: child.pid as number, stop };
+  // After start-up only the tail of stderr is kept, to explain an unexpected exit.
+  let stderrTail = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderrTail = (stderrTail + chunk.toString("utf8")).slice(-OUTPUT_TAIL_CHARS);
+  });
+  const javaExit = exited.then(({ code, signal }) => ({ code, signal, output: stderrTail }));
+  return { endpoint, port, pid: child.pid as number, stop, exited: javaExit };
 }
 
 /** Polls ListTables with a short backoff until DynamoDB Local answers, or the time is up. */

@@ -39,6 +39,11 @@ export interface LocalStackOptions {
   log?: (line: string) => void;
   /** Log one line per HTTP request. Default false. */
   accessLog?: boolean;
+  /**
+   * DynamoDB Local died while the stack was running: the stack has stopped itself.
+   * Default: the error is logged with `console.error`.
+   */
+  onFailure?: (error: Error) => void;
 }
 
 export interface LocalStack {
@@ -91,7 +96,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const url = `http://localhost:${port}`;
 
     if (!options.dynamodbEndpoint) {
-      dynamodb = await startDynamoDbLocal({ dbPath: join(dataDir, "dynamodb") });
+      const started = await startDynamoDbLocal({ dbPath: join(dataDir, "dynamodb") });
+      dynamodb = started;
+      void started.exited.then(({ code, signal, output }) => {
+        if (stopped) return;
+        const error = new LocalStackError(
+          `DynamoDB Local exited unexpectedly (exit code ${code}, signal ${signal}); the local stack stopped.` +
+            (output.trim() ? `\nJava's output:\n${output.trim()}` : ""),
+        );
+        void stop().then(() => (options.onFailure ?? ((failure) => console.error(failure.message)))(error));
+      });
     }
     const dynamodbEndpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
     configureEnvironment({ tableName, dynamodbEndpoint, url });
@@ -277,7 +291,13 @@ async function main() {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
 
   try {
-    stack = await startLocalStack(settingsFromEnvironment());
+    stack = await startLocalStack({
+      ...settingsFromEnvironment(),
+      onFailure: (error) => {
+        console.error(error.message);
+        process.exit(1);
+      },
+    });
   } catch (error) {
     const known = error instanceof LocalStackError || error instanceof DynamoDbLocalError;
     console.error(known ? `Cannot start the local stack: ${error.message}` : error);

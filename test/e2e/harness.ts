@@ -14,12 +14,18 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import qs from "qs";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
+import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
 import { repoRoot } from "../../lib/local/paths.ts";
-import type { EnvironmentCredentials, ProjectCredentials } from "../../shared/projects/project.ts";
+import {
+  createProject,
+  type EnvironmentCredentials,
+  type ProjectCredentials,
+} from "../../shared/projects/project.ts";
 
 const TSX_CLI = join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
 const START_ENTRY = "lib/local/start.ts";
@@ -202,5 +208,55 @@ export function api(url: string, credentials?: EnvironmentCredentials): Client {
     post: (path, body, options) => send("POST", path, body ?? {}, options),
     put: (path, body, options) => send("PUT", path, body ?? {}, options),
     del: (path, options) => send("DELETE", path, undefined, options),
+  };
+}
+
+export interface InProcessApi {
+  /** `http://localhost:<port>`, once the file's `beforeAll` ran. */
+  readonly url: string;
+  /** A project created for this file: every key is scoped by project, so files never share data. */
+  readonly project: ProjectCredentials;
+  /** Clients of the project's sandbox and live environments (usable from the tests on). */
+  readonly sandbox: Client;
+  readonly live: Client;
+}
+
+/**
+ * Serves the API from this test process for the tests of the calling file (`beforeAll` /
+ * `afterAll`), through the same API Gateway event translation as the local stack. The handlers
+ * run in the test's own process, so a test can spy on what they call to inject a fault.
+ */
+export function useInProcessApi(projectName: string): InProcessApi {
+  let server: Server | undefined;
+  let state: { url: string; project: ProjectCredentials; sandbox: Client; live: Client } | undefined;
+  const ready = () => {
+    if (!state)
+      throw new Error("useInProcessApi: the API is available from the tests on, not at import time.");
+    return state;
+  };
+  beforeAll(async () => {
+    server = createLocalApi();
+    const url = `http://localhost:${await listen(server, 0)}`;
+    const project = await createProject(projectName);
+    state = { url, project, sandbox: api(url, project.sandbox), live: api(url, project.live) };
+  });
+  afterAll(async () => {
+    if (server) await close(server);
+  });
+  const lazyClient = (pick: (ready: { sandbox: Client; live: Client }) => Client): Client => ({
+    get: (path, options) => pick(ready()).get(path, options),
+    post: (path, body, options) => pick(ready()).post(path, body, options),
+    put: (path, body, options) => pick(ready()).put(path, body, options),
+    del: (path, options) => pick(ready()).del(path, options),
+  });
+  return {
+    get url() {
+      return ready().url;
+    },
+    get project() {
+      return ready().project;
+    },
+    sandbox: lazyClient((s) => s.sandbox),
+    live: lazyClient((s) => s.live),
   };
 }

@@ -1,26 +1,9 @@
-import type { Server } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
-import { createProject, type ProjectCredentials } from "../../shared/projects/project.ts";
-import { api, type Client } from "../e2e/harness.ts";
+import { describe, expect, it } from "vitest";
+import { createProject } from "../../shared/projects/project.ts";
+import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 
-let server: Server;
-let url: string;
-let project: ProjectCredentials;
-let sandbox: Client;
-let live: Client;
-
-beforeAll(async () => {
-  server = createLocalApi();
-  url = `http://localhost:${await listen(server, 0)}`;
-  project = await createProject("Customers test");
-  sandbox = api(url, project.sandbox);
-  live = api(url, project.live);
-});
-
-afterAll(async () => {
-  await close(server);
-});
+const local = useInProcessApi("Customers test");
+const { sandbox, live } = local;
 
 const totalCount = async (client: Client) => (await client.get("/customers?limit=1")).body.total_count;
 
@@ -31,7 +14,7 @@ describe("POST /customers", () => {
     expect(body.success).toBe(true);
     expect(body.customer).toMatchObject({
       id: expect.stringMatching(/^cust_[0-9A-Z]{26}$/),
-      project_id: project.sandbox.project_id,
+      project_id: local.project.sandbox.project_id,
       sandbox: true,
       email: null,
       first_name: null,
@@ -133,7 +116,7 @@ describe("GET, PUT and DELETE /customers/{id}", () => {
     expect(expanded.body.customer).toMatchObject({
       id: created.id,
       tokens: [],
-      project: { id: project.sandbox.project_id, sandbox: true },
+      project: { id: local.project.sandbox.project_id, sandbox: true },
     });
   });
 
@@ -180,7 +163,7 @@ describe("GET, PUT and DELETE /customers/{id}", () => {
 
 describe("isolation", () => {
   it("keeps sandbox and live apart, and one project away from another's customers", async () => {
-    const other = api(url, (await createProject("Other")).sandbox);
+    const other = api(local.url, (await createProject("Other")).sandbox);
     const liveCustomer = (await live.post("/customers", { first_name: "Live" })).body.customer;
     expect(liveCustomer.sandbox).toBe(false);
 
@@ -196,12 +179,18 @@ describe("isolation", () => {
   });
 
   it("refuses a wrong key, an unknown project and a live key on the sandbox id", async () => {
-    const wrongKey = api(url, { project_id: project.sandbox.project_id, private_key: "key_sandbox_wrong" });
-    const swapped = api(url, {
-      project_id: project.sandbox.project_id,
-      private_key: project.live.private_key,
+    const wrongKey = api(local.url, {
+      project_id: local.project.sandbox.project_id,
+      private_key: "key_sandbox_wrong",
     });
-    const unknown = api(url, { project_id: "proj_01JZZZZZZZZZZZZZZZZZZZZZZZ", private_key: "key_live_x" });
+    const swapped = api(local.url, {
+      project_id: local.project.sandbox.project_id,
+      private_key: local.project.live.private_key,
+    });
+    const unknown = api(local.url, {
+      project_id: "proj_01JZZZZZZZZZZZZZZZZZZZZZZZ",
+      private_key: "key_live_x",
+    });
     for (const client of [wrongKey, swapped]) {
       const { status, body } = await client.get("/customers");
       expect(status).toBe(401);
@@ -210,7 +199,7 @@ describe("isolation", () => {
     expect((await unknown.get("/customers")).body.error_type).toBe(
       "request.authentication.invalid-project-id",
     );
-    const anonymous = await fetch(`${url}/customers`);
+    const anonymous = await fetch(`${local.url}/customers`);
     expect(anonymous.status).toBe(401);
   });
 });

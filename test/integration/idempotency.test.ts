@@ -1,29 +1,13 @@
-import type { Server } from "node:http";
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { dynamo } from "../../shared/db/client.ts";
-import { createProject, type ProjectCredentials } from "../../shared/projects/project.ts";
-import { api, type Client } from "../e2e/harness.ts";
+import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 
-let server: Server;
-let url: string;
-let project: ProjectCredentials;
-let client: Client;
-
-beforeAll(async () => {
-  server = createLocalApi();
-  url = `http://localhost:${await listen(server, 0)}`;
-  project = await createProject("Idempotency test");
-  client = api(url, project.sandbox);
-});
+const local = useInProcessApi("Idempotency test");
+const client = local.sandbox;
 
 afterEach(() => {
   vi.restoreAllMocks();
-});
-
-afterAll(async () => {
-  await close(server);
 });
 
 const totalCount = async (c: Client = client) =>
@@ -73,7 +57,7 @@ describe("Idempotency-Key on POST", () => {
   });
 
   it("keeps keys apart per environment", async () => {
-    const live = api(url, project.live);
+    const live = api(local.url, local.project.live);
     const idempotencyKey = key();
     const a = await client.post("/customers", { first_name: "S" }, { idempotencyKey });
     const b = await live.post("/customers", { first_name: "S" }, { idempotencyKey });

@@ -1,9 +1,8 @@
-import { request as httpRequest, type Server } from "node:http";
+import { request as httpRequest } from "node:http";
 import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import qs from "qs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
+import { describe, expect, it } from "vitest";
 import { config } from "../../shared/config.ts";
 import { dynamo, dynamoCallCount } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
@@ -22,26 +21,11 @@ import {
   SHIPPING_METHODS,
 } from "../../shared/invoices/schema.ts";
 import { findInvoice, updateInvoice } from "../../shared/invoices/store.ts";
-import { createProject, type ProjectCredentials } from "../../shared/projects/project.ts";
-import { api, type Client } from "../e2e/harness.ts";
+import { createProject } from "../../shared/projects/project.ts";
+import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 
-let server: Server;
-let url: string;
-let project: ProjectCredentials;
-let sandbox: Client;
-let live: Client;
-
-beforeAll(async () => {
-  server = createLocalApi();
-  url = `http://localhost:${await listen(server, 0)}`;
-  project = await createProject("Invoices test");
-  sandbox = api(url, project.sandbox);
-  live = api(url, project.live);
-});
-
-afterAll(async () => {
-  await close(server);
-});
+const local = useInProcessApi("Invoices test");
+const { sandbox, live } = local;
 
 type Body = Record<string, unknown>;
 
@@ -60,7 +44,7 @@ async function create(client: Client, body: Body = minimal) {
 function getWithJsonBody(client: { project_id: string; private_key: string }, path: string, body: Body) {
   return new Promise<{ status: number; body: Body }>((done, fail) => {
     const payload = JSON.stringify(body);
-    const req = httpRequest(new URL(path, url), {
+    const req = httpRequest(new URL(path, local.url), {
       method: "GET",
       headers: {
         authorization: `Basic ${Buffer.from(`${client.project_id}:${client.private_key}`).toString("base64")}`,
@@ -376,7 +360,7 @@ describe("POST /invoices", () => {
     const invoice = body.invoice;
     expect(invoice).toEqual({
       id: expect.stringMatching(/^iv_[0-9A-Z]{26}$/),
-      project_id: project.sandbox.project_id,
+      project_id: local.project.sandbox.project_id,
       url: `${config.checkoutUrl}/${invoice.id}`,
       sandbox: true,
       created_at: expect.stringMatching(ISO_MS),
@@ -401,7 +385,7 @@ describe("POST /invoices", () => {
     expect(status).toBe(200);
     expect(body.invoice).toMatchObject({
       sandbox: true,
-      project_id: project.sandbox.project_id,
+      project_id: local.project.sandbox.project_id,
       transaction_id: null,
       incremental: false,
     });
@@ -583,7 +567,7 @@ const BREAKERS: Breaker[] = [
 
 describe("invalid invoices", () => {
   it("answer 400 naming the one broken field, and write nothing (property)", async () => {
-    const client = api(url, (await createProject("Invalid invoices")).sandbox);
+    const client = api(local.url, (await createProject("Invalid invoices")).sandbox);
     const before = await totalCount(client);
     const invalid = fc
       .tuple(validInvoice, fc.constantFrom(...BREAKERS), encodings)
@@ -715,8 +699,9 @@ describe("customer and token links", () => {
 
   it("refuses a customer of the other environment or of another project", async () => {
     const liveCustomer = (await live.post("/customers", {})).body.customer;
-    const otherCustomer = (await api(url, (await createProject("Other")).sandbox).post("/customers", {})).body
-      .customer;
+    const otherCustomer = (
+      await api(local.url, (await createProject("Other")).sandbox).post("/customers", {})
+    ).body.customer;
     for (const customerId of [liveCustomer.id, otherCustomer.id]) {
       const { status, body } = await sandbox.post("/invoices", { ...minimal, customer_id: customerId });
       expect(status).toBe(404);
@@ -753,7 +738,7 @@ describe("customer and token links", () => {
       new PutCommand({
         TableName: config.tableName,
         Item: {
-          ...keys.child(project.sandbox.project_id, customer.id, "token", tokenId),
+          ...keys.child(local.project.sandbox.project_id, customer.id, "token", tokenId),
           type: "token",
           id: tokenId,
           customer_id: customer.id,
@@ -777,7 +762,7 @@ describe("customer and token links", () => {
 
 describe("isolation", () => {
   it("makes an invoice a 404 to the other environment and to another project", async () => {
-    const other = api(url, (await createProject("Other")).live);
+    const other = api(local.url, (await createProject("Other")).live);
     const invoice = await create(sandbox);
     for (const client of [live, other]) {
       expect((await client.get(`/invoices/${invoice.id}`)).body.error_type).toBe(
@@ -817,7 +802,7 @@ describe("expand", () => {
       sandbox.get(`/invoices/${invoice.id}?${all.map((path) => `expand[]=${path}`).join("&")}`),
       sandbox.get(`/invoices/${invoice.id}?${all.map((path) => `expand=${path}`).join("&")}`),
       sandbox.get(`/invoices/${invoice.id}?expand=${all.join(",")}`),
-      getWithJsonBody(project.sandbox, `/invoices/${invoice.id}`, { expand: all }),
+      getWithJsonBody(local.project.sandbox, `/invoices/${invoice.id}`, { expand: all }),
     ]);
     for (const { status, body } of answers) {
       expect(status).toBe(200);
@@ -825,7 +810,7 @@ describe("expand", () => {
         ...invoice,
         customer: { ...customer, tokens: [] },
         project: {
-          id: project.sandbox.project_id,
+          id: local.project.sandbox.project_id,
           name: "Invoices test",
           sandbox: true,
           created_at: expect.any(String),
@@ -859,12 +844,12 @@ describe("expand", () => {
 
   it("expands the transaction stored under transaction_id", async () => {
     const invoice = await create(sandbox);
-    const transactionId = await attachTransaction(project.sandbox.project_id, invoice.id);
+    const transactionId = await attachTransaction(local.project.sandbox.project_id, invoice.id);
     await dynamo.send(
       new PutCommand({
         TableName: config.tableName,
         Item: {
-          ...keys.resource(project.sandbox.project_id, transactionId),
+          ...keys.resource(local.project.sandbox.project_id, transactionId),
           type: "transaction",
           id: transactionId,
           status: "authorized",
@@ -884,7 +869,7 @@ describe("expand", () => {
   });
 
   it("expands every invoice of a page, reading a shared customer once per page", async () => {
-    const client = api(url, (await createProject("Expand list")).sandbox);
+    const client = api(local.url, (await createProject("Expand list")).sandbox);
     const customer = (await client.post("/customers", { first_name: "Shared" })).body.customer;
     for (let i = 0; i < 3; i++) await create(client, { ...minimal, customer_id: customer.id });
     await create(client);
@@ -907,7 +892,7 @@ describe("expand", () => {
 
 describe("GET /invoices", () => {
   it("pages with the spec's listing rules and cursors", async () => {
-    const client = api(url, (await createProject("Invoice listing")).sandbox);
+    const client = api(local.url, (await createProject("Invoice listing")).sandbox);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await create(client, { ...minimal, name: `n${i}` })).id);
     const page = async (query: string) => (await client.get(`/invoices?${query}`)).body;
@@ -1038,7 +1023,7 @@ describe("PUT /invoices/{id}", () => {
 
   it("refuses every change once a payment was attempted, with a 409", async () => {
     const invoice = await create(sandbox);
-    await attachTransaction(project.sandbox.project_id, invoice.id);
+    await attachTransaction(local.project.sandbox.project_id, invoice.id);
     const { status, body } = await sandbox.put(`/invoices/${invoice.id}`, { name: "Too late" });
     expect(status).toBe(409);
     expect(body.error_type).toBe("request.invoice.payment-attempted");
@@ -1080,7 +1065,7 @@ describe("DELETE /invoices/{id}", () => {
 
   it("refuses to delete an invoice once a payment was attempted, with a 409", async () => {
     const invoice = await create(sandbox);
-    await attachTransaction(project.sandbox.project_id, invoice.id);
+    await attachTransaction(local.project.sandbox.project_id, invoice.id);
     const before = await totalCount(sandbox);
     const { status, body } = await sandbox.del(`/invoices/${invoice.id}`);
     expect(status).toBe(409);
@@ -1092,7 +1077,7 @@ describe("DELETE /invoices/{id}", () => {
 
 describe("conditional invoice writes (table access)", () => {
   it("refuses an update made from a stale read, and one after a payment was attempted", async () => {
-    const scope = project.sandbox.project_id;
+    const scope = local.project.sandbox.project_id;
     const invoice = await create(sandbox);
     const read = await findInvoice(scope, invoice.id);
     if (!read) throw new Error("the invoice was just created");
@@ -1108,7 +1093,7 @@ describe("conditional invoice writes (table access)", () => {
   });
 
   it("refuses an update of an invoice deleted meanwhile, and names a link that is gone", async () => {
-    const scope = project.sandbox.project_id;
+    const scope = local.project.sandbox.project_id;
     const invoice = await create(sandbox);
     const read = await findInvoice(scope, invoice.id);
     if (!read) throw new Error("the invoice was just created");

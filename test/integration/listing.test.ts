@@ -1,25 +1,14 @@
-import type { Server } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
-import { createProject } from "../../shared/projects/project.ts";
-import { api, type Client } from "../e2e/harness.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useInProcessApi } from "../e2e/harness.ts";
 
-let server: Server;
-let client: Client;
+const local = useInProcessApi("Listing test");
+const client = local.sandbox;
 /** The 25 customers' ids in creation order. */
-let ids: string[];
+const ids: string[] = [];
 
 beforeAll(async () => {
-  server = createLocalApi();
-  const url = `http://localhost:${await listen(server, 0)}`;
-  client = api(url, (await createProject("Listing test")).sandbox);
-  ids = [];
   for (let i = 0; i < 25; i++)
     ids.push((await client.post("/customers", { first_name: `n${i}` })).body.customer.id);
-});
-
-afterAll(async () => {
-  await close(server);
 });
 
 async function page(query: string) {
