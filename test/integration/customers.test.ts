@@ -95,6 +95,15 @@ describe("POST /customers", () => {
     expect(await totalCount(sandbox)).toBe(before);
   });
 
+  it("counts every one of many concurrent creations exactly once", async () => {
+    const before = await totalCount(sandbox);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => sandbox.post("/customers", { first_name: `c${i}` })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(30).fill(200));
+    expect(await totalCount(sandbox)).toBe(before + 30);
+  });
+
   it("answers a malformed JSON body with a 400 and writes nothing", async () => {
     const before = await totalCount(sandbox);
     const { status, body } = await sandbox.post("/customers", '{"first_name": "Ada"', {
