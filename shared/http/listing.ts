@@ -1,5 +1,5 @@
 import type { Page, PageRequest } from "../db/listing.ts";
-import { type IdKind, isId } from "../ids.ts";
+import { ID_PREFIXES, type IdKind, isId } from "../ids.ts";
 import { invalidField, validationFailed } from "./errors.ts";
 import type { Input } from "./input.ts";
 import { ok, type Reply } from "./reply.ts";
@@ -54,7 +54,7 @@ export function readPageRequest(input: { query: Input; body: Input }, idKind: Id
 function cursor(name: string, value: unknown, idKind: IdKind): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "string" || !isId(idKind, value)) {
-    throw invalidField(name, `must be the id of a ${idKind}`);
+    throw invalidField(name, `must be an id starting with ${ID_PREFIXES[idKind]}`);
   }
   return value;
 }
