@@ -1,5 +1,5 @@
 import { Decimal } from "decimal.js";
-import { z } from "zod";
+import * as z from "zod";
 import { currencyDigits } from "./validation/fields.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { InvalidField } from "../http/errors.ts";
 import { amount, amountProblem, amountProblemIn, compareAmounts, optionalAmount } from "../money.ts";
 import {

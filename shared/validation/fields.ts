@@ -2,7 +2,7 @@ import currencyCodes from "currency-codes";
 // The package entry registers every locale (~700 KB); validating codes needs none of them.
 import countries from "i18n-iso-countries/index.js";
 import ipaddr from "ipaddr.js";
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Field types shared by every resource. Form bodies carry only strings, JSON bodies carry native
