@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundleSize, projectRoot } from "../lib/bundling.ts";
 import { startLocalStack } from "../lib/local/start.ts";
-import { fallbackRoute, handlerEntry, routes } from "../lib/topology.ts";
+import { allHandlers, handlerEntry } from "../lib/topology.ts";
 import { type Figures, measure } from "./stats.ts";
+import { benchWebhooks } from "./webhooks.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -144,6 +145,36 @@ try {
   );
   Object.assign(rows.at(-1) as Row, { baseline: "GetItem", ratio: getInvoice.p50 / rawGet.p50 });
 
+  // Payments: each request pays its own invoice, prepared beforehand (not measured).
+  const card = (await call("POST", "/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 }))
+    .card as {
+    id: string;
+  };
+  const freshInvoices = async (count: number) => {
+    const created: string[] = [];
+    for (let i = 0; i < count; i++) {
+      created.push(((await call("POST", "/invoices", invoiceBody)).invoice as { id: string }).id);
+    }
+    return created;
+  };
+  /** Hands out each prepared invoice once (warm-up and measured requests share the list). */
+  const takeFrom = (list: string[]) => {
+    let next = 0;
+    return () => list[next++ % list.length];
+  };
+  const toAuthorize = await freshInvoices(WARMUP + REQUESTS);
+  const authorizeNext = takeFrom(toAuthorize);
+  const captureNext = takeFrom(toAuthorize);
+  await bench("POST /invoices/{id}/authorize", () =>
+    call("POST", `/invoices/${authorizeNext()}/authorize`, { source: card.id }),
+  );
+  // The authorized invoices of the row above are captured in this one.
+  await bench("POST /invoices/{id}/capture", () => call("POST", `/invoices/${captureNext()}/capture`, {}));
+  const payNext = takeFrom(await freshInvoices(WARMUP + REQUESTS));
+  await bench("POST /invoices/{id}/capture (authorize + capture)", () =>
+    call("POST", `/invoices/${payNext()}/capture`, { source: card.id }),
+  );
+
   console.log(
     `\nLocal stack, ${REQUESTS} requests per row after ${WARMUP} warm-up, ${CONCURRENCY} in flight, Node ${process.version}\n`,
   );
@@ -161,7 +192,34 @@ try {
     ),
   );
 
-  const handlers = [...new Set([...routes.map((route) => route.handler), fallbackRoute.handler])];
+  // Last: it gives the sandbox project a webhook URL, which the rows above must not pay for.
+  const webhooks = await benchWebhooks({
+    apiUrl: stack.url,
+    credentials: stack.credentials.sandbox,
+    events: REQUESTS,
+    concurrency: CONCURRENCY,
+    burst: Number(process.env.BENCH_WEBHOOK_BURST ?? 1000),
+  });
+  console.log(
+    "\nWebhooks on the local stack: event committed → signed POST received on loopback " +
+      "(stream poller, fan-out, fauxqs, delivery worker)\n",
+  );
+  console.log(
+    table(
+      ["measure", "p50 ms", "p99 ms", "deliveries/s"],
+      [
+        [
+          `event → delivery (${webhooks.events} events, ${webhooks.concurrency} in flight)`,
+          webhooks.p50.toFixed(1),
+          webhooks.p99.toFixed(1),
+          "",
+        ],
+        [`burst of ${webhooks.burst} events`, "", "", webhooks.deliveriesPerSecond.toFixed(0)],
+      ],
+    ),
+  );
+
+  const handlers = allHandlers();
   const sizes = await Promise.all(
     handlers.map(
       async (handler) => [handler, await bundleSize(join(projectRoot, handlerEntry(handler)))] as const,

@@ -1,13 +1,14 @@
 import { join, resolve } from "node:path";
 import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import { Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import type { IKey } from "aws-cdk-lib/aws-kms";
 import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
-import { handlerEntry, type TableAccess } from "./topology.ts";
+import { type CardVaultAccess, handlerEntry, type TableAccess } from "./topology.ts";
 
 /** What `ApiFunction` fixes for every function is not open to callers. */
 type FixedProps =
@@ -115,4 +116,41 @@ export function grantTable(fn: LambdaFunction, table: Table, access: TableAccess
     id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
     reason: `grantReadData/grantReadWriteData also cover the global secondary indexes of this one table (${table.node.path}), whose ARNs IAM can only name as <table ARN>/index/*.`,
   });
+}
+
+/** The two KMS keys of the card vault (`shared/cards/vault.ts`). */
+export interface CardVaultKeys {
+  /** Symmetric: wraps each card secret's data key. */
+  encryption: IKey;
+  /** HMAC_256: computes card fingerprints. */
+  fingerprint: IKey;
+}
+
+/** The encryption context every card secret is sealed under (`encryptionContext` in the vault). */
+export const CARD_ENCRYPTION_CONTEXT_KEYS = ["card_id", "field", "project_id"] as const;
+
+/**
+ * Lets `fn` use the card vault as its route declares, and no more: `seal` may create data keys
+ * (kms:GenerateDataKey) and fingerprints (kms:GenerateMac), `open` may only unwrap data keys
+ * (kms:Decrypt). Data keys can only be asked for under the vault's encryption context. Tells the
+ * function the keys in `CARD_KEY_ID` and (to seal) `CARD_FINGERPRINT_KEY_ID`.
+ */
+export function grantCardVault(fn: LambdaFunction, keys: CardVaultKeys, access: CardVaultAccess): void {
+  fn.addEnvironment("CARD_KEY_ID", keys.encryption.keyArn);
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: [access === "seal" ? "kms:GenerateDataKey" : "kms:Decrypt"],
+      resources: [keys.encryption.keyArn],
+      conditions: {
+        "ForAllValues:StringEquals": { "kms:EncryptionContextKeys": [...CARD_ENCRYPTION_CONTEXT_KEYS] },
+        Null: { "kms:EncryptionContextKeys": "false" },
+      },
+    }),
+  );
+  if (access === "seal") {
+    fn.addEnvironment("CARD_FINGERPRINT_KEY_ID", keys.fingerprint.keyArn);
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ["kms:GenerateMac"], resources: [keys.fingerprint.keyArn] }),
+    );
+  }
 }

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, type StackProps, Tags, Validations } from "aws-cdk-lib";
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
   HttpMethod as ApiMethod,
@@ -17,10 +17,13 @@ import {
   Table,
   TableEncryption,
 } from "aws-cdk-lib/aws-dynamodb";
+import { Key, KeySpec, KeyUsage } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { TABLE } from "../shared/db/table.ts";
-import { ApiFunction, grantTable } from "./api-function.ts";
+import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
+import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
+import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
 import { fallbackRoute, functionId, routeKey, routes } from "./topology.ts";
 
 /** Stages whose data must outlive the stack: their table and logs are retained. */
@@ -69,8 +72,13 @@ export interface PaymentStackProps extends StackProps {
 export class PaymentStack extends Stack {
   readonly stage: string;
   readonly table: Table;
+  readonly cardKeys: CardVaultKeys;
   readonly api: HttpApi;
   readonly apiStage: HttpStage;
+  /** Queues, stream consumers and queue workers of the topology (webhook fan-out and delivery). */
+  readonly background: BuiltBackgroundWork;
+  /** The schedule group, role, dead-letter queue and function of the scheduled jobs (`auto_capture_at`). */
+  readonly scheduledJobs: BuiltScheduledJobs;
   /** The function of each handler module, by topology `handler` (the fallback included). */
   readonly functions: ReadonlyMap<string, ApiFunction>;
 
@@ -89,6 +97,7 @@ export class PaymentStack extends Stack {
 
     const removalPolicy = persistent ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.table = this.buildTable(removalPolicy, persistent);
+    this.cardKeys = this.buildCardKeys(removalPolicy);
 
     const environment = {
       STAGE: stage,
@@ -107,10 +116,17 @@ export class PaymentStack extends Stack {
       createDefaultStage: false,
     });
 
-    const functions = new Map<string, ApiFunction>();
+    this.scheduledJobs = buildScheduledJobs(this, { table: this.table, environment, removalPolicy });
+    const functions = new Map<string, ApiFunction>(this.scheduledJobs.functions);
     for (const route of routes) {
       const fn = functionFor(route.handler);
+      // Links the API hands out (3DS challenge pages) are built from API_URL. The API's endpoint
+      // is an attribute of the API alone (not of its routes or stage), so the functions can name
+      // it without a dependency cycle; a custom domain would be passed here instead.
+      fn.addEnvironment("API_URL", this.api.apiEndpoint);
       grantTable(fn, this.table, route.table);
+      if (route.cardVault) grantCardVault(fn, this.cardKeys, route.cardVault);
+      if (route.scheduler) this.scheduledJobs.grant(fn, route.scheduler);
       functions.set(route.handler, fn);
       const id = functionId(route.handler);
       const apiRoute = new HttpRoute(this, `${id}Route`, {
@@ -120,7 +136,9 @@ export class PaymentStack extends Stack {
       });
       Validations.of(apiRoute).acknowledge({
         id: "AwsSolutions-APIG4",
-        reason: `${routeKey(route)} authenticates its caller itself: HTTP Basic credentials are verified inside the handler against hashed keys (architecture decision).`,
+        reason: route.unauthenticated
+          ? `${routeKey(route)} needs no authorizer: ${route.unauthenticated}`
+          : `${routeKey(route)} authenticates its caller itself: HTTP Basic credentials are verified inside the handler against hashed keys (architecture decision).`,
       });
     }
 
@@ -137,6 +155,8 @@ export class PaymentStack extends Stack {
       reason:
         "$default only answers 404 to requests no route matches; it reads no data, so there is nothing to authorize.",
     });
+    this.background = buildBackgroundWork(this, { table: this.table, environment, removalPolicy });
+    for (const [handler, fn] of this.background.functions) functions.set(handler, fn);
     this.functions = functions;
 
     this.apiStage = this.buildStage(removalPolicy);
@@ -167,6 +187,28 @@ export class PaymentStack extends Stack {
       });
     }
     return table;
+  }
+
+  /**
+   * The card vault's keys: card secrets are sealed under data keys that `encryption` wraps (rotated
+   * yearly by KMS), fingerprints are HMACs under `fingerprint`. Kept with the data they protect on
+   * persistent stages: deleting them would make every stored card unreadable.
+   */
+  private buildCardKeys(removalPolicy: RemovalPolicy): CardVaultKeys {
+    const encryption = new Key(this, "CardKey", {
+      description: `Payment API (${this.stage}): wraps the data keys of card numbers and CVCs`,
+      enableKeyRotation: true,
+      removalPolicy,
+      pendingWindow: Duration.days(removalPolicy === RemovalPolicy.RETAIN ? 30 : 7),
+    });
+    const fingerprint = new Key(this, "CardFingerprintKey", {
+      description: `Payment API (${this.stage}): HMAC key of card fingerprints`,
+      keySpec: KeySpec.HMAC_256,
+      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+      removalPolicy,
+      pendingWindow: Duration.days(removalPolicy === RemovalPolicy.RETAIN ? 30 : 7),
+    });
+    return { encryption, fingerprint };
   }
 
   private buildStage(removalPolicy: RemovalPolicy): HttpStage {

@@ -3,10 +3,22 @@
  * local stack (`local/`) are both built from this table: adding an endpoint is one line here plus
  * its handler in `functions/<handler>.ts`, which exports `handler`.
  */
+import { JOB_RETRY, type ScheduledJobKind } from "../shared/scheduling/port.ts";
+import { RESEND_TYPE } from "../shared/webhooks/delivery.ts";
+import { MAX_ATTEMPTS } from "../shared/webhooks/schedule.ts";
+import { WEBHOOK_QUEUE_URL_VARIABLE } from "../shared/webhooks/settings.ts";
+
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
 /** What a function may do to the table: `read` grants read-only access, `write` read and write. */
 export type TableAccess = "read" | "write";
+
+/**
+ * What a function may do with the card vault (`shared/cards/vault.ts`): `seal` tokenizes cards (a new
+ * data key per secret, and fingerprints), `open` reads a card's secrets to send them to a gateway.
+ * Functions without it get no access to the card keys at all.
+ */
+export type CardVaultAccess = "seal" | "open";
 
 export interface RouteDeclaration {
   method: HttpMethod;
@@ -15,7 +27,23 @@ export interface RouteDeclaration {
   /** Handler module under `functions/`, without extension. */
   handler: string;
   table: TableAccess;
+  cardVault?: CardVaultAccess;
+  /**
+   * Set on a route that takes no credentials: why that is safe (it becomes the reason given where
+   * the deployment acknowledges an API route without an authorizer).
+   */
+  unauthenticated?: string;
+  /**
+   * What a function may do with scheduled jobs (`shared/scheduling`): `schedule` creates (and
+   * deletes) them, `cancel` only deletes them.
+   */
+  scheduler?: SchedulerAccess;
 }
+
+export type SchedulerAccess = "schedule" | "cancel";
+
+const THREE_DS_PAGE =
+  "the shopper's browser opens the 3DS challenge page without credentials; the unguessable token in the path (192 random bits) selects the one open challenge it may answer, once.";
 
 export const routes: readonly RouteDeclaration[] = [
   { method: "POST", path: "/customers", handler: "customers/create", table: "write" },
@@ -28,6 +56,118 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/invoices/{invoice_id}", handler: "invoices/get", table: "read" },
   { method: "PUT", path: "/invoices/{invoice_id}", handler: "invoices/update", table: "write" },
   { method: "DELETE", path: "/invoices/{invoice_id}", handler: "invoices/delete", table: "write" },
+  { method: "POST", path: "/cards", handler: "cards/create", table: "write", cardVault: "seal" },
+  { method: "GET", path: "/cards/{card_id}", handler: "cards/get", table: "read" },
+  { method: "DELETE", path: "/cards/{card_id}", handler: "cards/delete", table: "write" },
+  // Creating and updating a token may verify its card with the gateway: they open the card.
+  {
+    method: "POST",
+    path: "/customers/{customer_id}/tokens",
+    handler: "customers/tokens/create",
+    table: "write",
+    cardVault: "open",
+  },
+  { method: "GET", path: "/customers/{customer_id}/tokens", handler: "customers/tokens/list", table: "read" },
+  {
+    method: "GET",
+    path: "/customers/{customer_id}/tokens/{token_id}",
+    handler: "customers/tokens/get",
+    table: "read",
+  },
+  {
+    method: "PUT",
+    path: "/customers/{customer_id}/tokens/{token_id}",
+    handler: "customers/tokens/update",
+    table: "write",
+    cardVault: "open",
+  },
+  {
+    method: "DELETE",
+    path: "/customers/{customer_id}/tokens/{token_id}",
+    handler: "customers/tokens/delete",
+    table: "write",
+  },
+  // Payments (shared/payments): authorize and capture open the card to send it to the gateway.
+  // Authorize schedules the capture of `auto_capture_at`; capture and void cancel it.
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/authorize",
+    handler: "invoices/authorize",
+    table: "write",
+    cardVault: "open",
+    scheduler: "schedule",
+  },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/capture",
+    handler: "invoices/capture",
+    table: "write",
+    cardVault: "open",
+    scheduler: "cancel",
+  },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/increment_authorization",
+    handler: "invoices/increment-authorization",
+    table: "write",
+  },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/void",
+    handler: "invoices/void",
+    table: "write",
+    scheduler: "cancel",
+  },
+  { method: "POST", path: "/invoices/{invoice_id}/refunds", handler: "invoices/refund", table: "write" },
+  {
+    method: "GET",
+    path: "/invoices/{invoice_id}/transactions",
+    handler: "invoices/transactions",
+    table: "read",
+  },
+  { method: "GET", path: "/transactions", handler: "transactions/list", table: "read" },
+  { method: "GET", path: "/transactions/{transaction_id}", handler: "transactions/get", table: "read" },
+  {
+    method: "POST",
+    path: "/transactions/{transaction_id}/refunds",
+    handler: "transactions/refunds/create",
+    table: "write",
+  },
+  {
+    method: "GET",
+    path: "/transactions/{transaction_id}/refunds",
+    handler: "transactions/refunds/list",
+    table: "read",
+  },
+  {
+    method: "GET",
+    path: "/transactions/{transaction_id}/refunds/{refund_id}",
+    handler: "transactions/refunds/get",
+    table: "read",
+  },
+  // The sandbox 3DS challenge page: no credentials, the unguessable token in the path is the secret.
+  {
+    method: "GET",
+    path: "/3ds/{token}",
+    handler: "challenges/show",
+    table: "read",
+    unauthenticated: THREE_DS_PAGE,
+  },
+  {
+    method: "POST",
+    path: "/3ds/{token}",
+    handler: "challenges/answer",
+    table: "write",
+    unauthenticated: THREE_DS_PAGE,
+  },
+  { method: "GET", path: "/events", handler: "events/list", table: "read" },
+  { method: "GET", path: "/events/{event_id}", handler: "events/get", table: "read" },
+  { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },
+  // A resend is recorded in the table; the stream consumer below turns it into deliveries.
+  { method: "POST", path: "/events/{event_id}/webhooks", handler: "events/resend-webhooks", table: "write" },
+  // Reading a project may give an environment created before signing secrets its secret (a write).
+  { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
+  { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },
 ];
 
 /** Every request no route matches goes here (API Gateway's `$default` route): a 404 in JSON. */
@@ -44,3 +184,141 @@ export function functionId(handler: string): string {
 }
 
 export const handlerEntry = (handler: string) => `functions/${handler}.ts`;
+
+// ---- background work: queues, stream consumers, queue workers ----------------------------------
+
+const DAY_SECONDS = 24 * 3600;
+
+/**
+ * Item actions a background function may take on the table (IAM `dynamodb:<action>`), and nothing
+ * more: unlike routes, each background function is granted exactly the actions it uses.
+ */
+export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
+
+export interface QueueDeclaration {
+  /** Construct id in AWS (CloudFormation names the queue); the queue's name in the local stack. */
+  id: string;
+  /** The variable that tells the functions using the queue its URL. */
+  urlVariable: string;
+  /**
+   * How long a received message stays hidden unless its worker changes it: at least the worker's
+   * timeout, 6 times it as AWS advises for Lambda, so a batch is never received twice at once.
+   */
+  visibilityTimeoutSeconds: number;
+  /** Longer than a message can stay in the queue on purpose (its retries). */
+  retentionSeconds: number;
+  /** A message received more than this many times moves to the queue's dead-letter queue, intact. */
+  maxReceiveCount: number;
+  deadLetterRetentionSeconds: number;
+}
+
+export const queues = {
+  /**
+   * One message per webhook delivery. A message is received once per attempt, so the receive count
+   * is the attempt number and `maxReceiveCount` is the schedule's attempt count: the message of a
+   * delivery that failed its last attempt moves to the dead-letter queue, whose messages raise an
+   * alarm. Messages live 14 days, well beyond the retries (3 days 5 hours).
+   */
+  webhookDeliveries: {
+    id: "WebhookDeliveries",
+    urlVariable: WEBHOOK_QUEUE_URL_VARIABLE,
+    visibilityTimeoutSeconds: 180,
+    retentionSeconds: 14 * DAY_SECONDS,
+    maxReceiveCount: MAX_ATTEMPTS,
+    deadLetterRetentionSeconds: 14 * DAY_SECONDS,
+  },
+} as const satisfies Record<string, QueueDeclaration>;
+
+export type QueueName = keyof typeof queues;
+
+/**
+ * A Lambda event filter pattern (the subset used here): each leaf lists the values the record's
+ * field may have. The local stack's stream poller applies the same pattern the same way.
+ */
+export interface StreamFilterPattern {
+  readonly [field: string]: readonly string[] | StreamFilterPattern;
+}
+
+/** A function fed by the table's stream (a Lambda event source mapping in AWS, a poller locally). */
+export interface StreamConsumerDeclaration {
+  handler: string;
+  /** Only the records it matches reach the handler. */
+  filter: StreamFilterPattern;
+  batchSize: number;
+  timeoutSeconds: number;
+  table: readonly TableAction[];
+  /** Queues the function sends messages to (it gets their URL and the right to send). */
+  sendsTo: readonly QueueName[];
+}
+
+/** A function fed by a queue, with partial batch failures (`reportBatchItemFailures`). */
+export interface QueueWorkerDeclaration {
+  handler: string;
+  queue: QueueName;
+  batchSize: number;
+  /** At most this many batches at once (Lambda's `maxConcurrency`; local pollers). */
+  maxConcurrency: number;
+  timeoutSeconds: number;
+  table: readonly TableAction[];
+}
+
+export const streamConsumers: readonly StreamConsumerDeclaration[] = [
+  {
+    // Committed events and resends become queued deliveries (the transactional outbox's relay).
+    handler: "webhooks/fan-out",
+    filter: { eventName: ["INSERT"], dynamodb: { NewImage: { type: { S: ["event", RESEND_TYPE] } } } },
+    batchSize: 100,
+    timeoutSeconds: 60,
+    // Reads the environment's webhook URL and a resent event; writes the deliveries.
+    table: ["GetItem", "PutItem", "UpdateItem"],
+    sendsTo: ["webhookDeliveries"],
+  },
+];
+
+export const queueWorkers: readonly QueueWorkerDeclaration[] = [
+  {
+    handler: "webhooks/deliver",
+    queue: "webhookDeliveries",
+    batchSize: 10,
+    maxConcurrency: 10,
+    timeoutSeconds: 30,
+    // Reads deliveries and signing secrets (creating a missing one); writes attempts and delivery states.
+    table: ["GetItem", "PutItem", "UpdateItem"],
+  },
+];
+
+// ---- scheduled jobs: one-time jobs at a given time (EventBridge Scheduler; the local scheduler) --
+
+/** The function a kind of scheduled job runs, invoked with the job itself as its event. */
+export interface ScheduledJobDeclaration {
+  kind: ScheduledJobKind;
+  handler: string;
+  timeoutSeconds: number;
+  table: TableAccess;
+  /** Attempts and age before a failing job is given up to the dead-letter queue. */
+  retry: { maximumAttempts: number; maximumEventAgeSeconds: number };
+}
+
+export const scheduledJobs = {
+  /** `auto_capture_at`: captures the invoice's authorization (it needs no card: no card vault). */
+  captureInvoice: {
+    kind: "capture-invoice",
+    handler: "jobs/capture-invoice",
+    timeoutSeconds: 30,
+    table: "write",
+    retry: JOB_RETRY,
+  },
+} as const satisfies Record<string, ScheduledJobDeclaration>;
+
+/** The handlers of every function: routes, the fallback, stream consumers and queue workers. */
+export function allHandlers(): string[] {
+  return [
+    ...new Set([
+      ...routes.map((route) => route.handler),
+      fallbackRoute.handler,
+      ...streamConsumers.map((consumer) => consumer.handler),
+      ...queueWorkers.map((worker) => worker.handler),
+      ...Object.values(scheduledJobs).map((job) => job.handler),
+    ]),
+  ];
+}

@@ -11,10 +11,41 @@ function required(name: string): string {
 
 let tableName: string | undefined;
 
+/**
+ * Where the card vault's keys are. In AWS: `CARD_KEY_ID`, the KMS key that wraps each card's data
+ * keys, and `CARD_FINGERPRINT_KEY_ID`, the KMS HMAC key of card fingerprints (given only to the
+ * functions that tokenize). In the local stack and the tests: `CARD_KEY_FILE`, a JSON file holding
+ * both keys, created on first use.
+ */
+export type CardKeySettings =
+  | { kind: "kms"; keyId: string; fingerprintKeyId: string | undefined }
+  | { kind: "file"; path: string };
+
+let cardKeys: CardKeySettings | undefined;
+
+function readCardKeys(): CardKeySettings {
+  const keyId = process.env.CARD_KEY_ID;
+  if (keyId)
+    return { kind: "kms", keyId, fingerprintKeyId: process.env.CARD_FINGERPRINT_KEY_ID || undefined };
+  const path = process.env.CARD_KEY_FILE;
+  if (path) return { kind: "file", path };
+  throw new Error(
+    "Missing required environment variable CARD_KEY_ID (a KMS key, in AWS) or CARD_KEY_FILE (a local key file)",
+  );
+}
+
 export const config = {
   get tableName(): string {
     tableName ??= required("TABLE_NAME");
     return tableName;
+  },
+  get cardKeys(): CardKeySettings {
+    cardKeys ??= readCardKeys();
+    return cardKeys;
+  },
+  /** Public base address of this API (3DS challenge pages are served under it). */
+  get apiUrl(): string {
+    return (process.env.API_URL ?? "http://localhost:3000").replace(/\/$/, "");
   },
   /** Base address of the hosted checkout pages (invoice `url`). */
   get checkoutUrl(): string {

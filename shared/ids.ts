@@ -10,7 +10,13 @@ export const ID_PREFIXES = {
   invoiceDetail: "ivd_",
   transaction: "tr_",
   refund: "ref_",
+  /** An operation of a transaction (authorization, capture, …): also its reference with the provider. */
+  operation: "op_",
   event: "ev_",
+  /** A webhook: one delivery attempt of an event to one URL (`GET /events/{id}/webhooks`). */
+  webhook: "wh_",
+  /** A request to deliver an event again (`POST /events/{id}/webhooks`). */
+  webhookResend: "whr_",
   subscription: "sub_",
   gatewayConfiguration: "gway_conf_",
 } as const;
@@ -38,6 +44,11 @@ export function isId(kind: IdKind, value: string): boolean {
 /** The environment project id (`proj_…` or `test-proj_…`) both ids of one project share a ULID with. */
 export function environmentProjectId(rootProjectId: string, sandbox: boolean): string {
   return sandbox ? `${SANDBOX_PROJECT_PREFIX}${rootProjectId}` : rootProjectId;
+}
+
+/** Whether an environment project id (the scope of its data) is a sandbox environment's. */
+export function isSandboxProjectId(environmentProjectId: string): boolean {
+  return environmentProjectId.startsWith(SANDBOX_PROJECT_PREFIX);
 }
 
 export function isEnvironmentProjectId(value: string): boolean {

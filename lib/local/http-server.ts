@@ -1,14 +1,8 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { isAbsolute, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import type {
-  APIGatewayProxyEventV2,
-  APIGatewayProxyStructuredResultV2,
-  Callback,
-  Context,
-} from "aws-lambda";
-import { fallbackRoute, functionId, handlerEntry, type RouteDeclaration, routes } from "../topology.ts";
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
+import { HandlerTimeout, handlerLoader, invoke, LOCAL_ACCOUNT_ID, lambdaContext } from "./lambda.ts";
 import { repoRoot } from "./paths.ts";
 
 /**
@@ -23,9 +17,7 @@ import { repoRoot } from "./paths.ts";
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 /** A handler that has not answered by then gets a 504 (API Gateway's integration limit is 30 s). */
 export const HANDLER_TIMEOUT_MS = 29_000;
-const LOCAL_ACCOUNT_ID = "000000000000";
 const LOCAL_API_ID = "local";
-const MEMORY_LIMIT_MB = "1024";
 
 export interface LocalApiOptions {
   /** Default: the routes of `lib/topology.ts`. */
@@ -41,8 +33,6 @@ export interface LocalApiOptions {
   /** Handler failures (API Gateway would log them to CloudWatch). Default: `console.error`. */
   errorLog?: (message: string, error?: unknown) => void;
 }
-
-type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context, callback: Callback) => unknown;
 
 interface Segment {
   literal?: string;
@@ -102,7 +92,12 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
     let result: unknown;
     try {
       const handle = await loadHandler(match.handler);
-      result = await invoke(handle, event, lambdaContext(match.handler));
+      result = await invoke(
+        handle,
+        event,
+        lambdaContext(match.handler, HANDLER_TIMEOUT_MS),
+        HANDLER_TIMEOUT_MS,
+      );
     } catch (error) {
       errorLog(`Handler ${match.handler} failed on ${match.routeKey} (request ${requestId})`, error);
       const timedOut = error instanceof HandlerTimeout;
@@ -347,84 +342,6 @@ function clfTime(date: Date): string {
     `${two(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}:` +
     `${two(date.getUTCHours())}:${two(date.getUTCMinutes())}:${two(date.getUTCSeconds())} +0000`
   );
-}
-
-// ---- Lambda -----------------------------------------------------------------------------------
-
-/** Imports each handler module on first use, from `functions/<handler>.ts`, once. */
-function handlerLoader(rootDir: string) {
-  const loaded = new Map<string, Promise<LambdaHandler>>();
-  return (handler: string): Promise<LambdaHandler> => {
-    let module = loaded.get(handler);
-    if (!module) {
-      const entry = handlerEntry(handler);
-      const file = isAbsolute(entry) ? entry : join(rootDir, entry);
-      module = import(pathToFileURL(file).href).then((exports: { handler?: unknown }) => {
-        if (typeof exports.handler !== "function") {
-          throw new Error(`${entry} does not export a function named handler.`);
-        }
-        return exports.handler as LambdaHandler;
-      });
-      // A failed import is not kept, so a fixed file is picked up by the next request where possible.
-      module.catch(() => loaded.delete(handler));
-      loaded.set(handler, module);
-    }
-    return module;
-  };
-}
-
-class HandlerTimeout extends Error {}
-
-/**
- * Calls the handler as the Node.js Lambda runtime does: an async handler's promise decides, a
- * callback-style handler answers through its callback (or the legacy `context.done/succeed/fail`).
- */
-function invoke(handle: LambdaHandler, event: APIGatewayProxyEventV2, context: Context): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new HandlerTimeout("handler timed out")), HANDLER_TIMEOUT_MS);
-    const settle = (error: unknown, result?: unknown) => {
-      clearTimeout(timer);
-      if (error !== null && error !== undefined) reject(error);
-      else resolve(result);
-    };
-    context.done = (error, result) => settle(error, result);
-    context.succeed = (result: unknown) => settle(undefined, result);
-    context.fail = (error) => settle(error instanceof Error ? error : new Error(String(error)));
-    try {
-      const returned = handle(event, context, (error, result) => settle(error, result));
-      if (isThenable(returned)) returned.then((result) => settle(undefined, result), settle);
-    } catch (error) {
-      settle(error);
-    }
-  });
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
-}
-
-function lambdaContext(handler: string): Context {
-  const functionName = `payment-api-local-${functionId(handler)}`;
-  const deadline = Date.now() + HANDLER_TIMEOUT_MS;
-  const region = process.env.AWS_REGION ?? "us-east-1";
-  const day = new Date().toISOString().slice(0, 10).replaceAll("-", "/");
-  const unset = () => {
-    throw new Error("replaced for each invocation");
-  };
-  return {
-    awsRequestId: randomUUID(),
-    functionName,
-    functionVersion: "$LATEST",
-    memoryLimitInMB: MEMORY_LIMIT_MB,
-    invokedFunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString("hex")}`,
-    callbackWaitsForEmptyEventLoop: true,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: unset,
-    fail: unset,
-    succeed: unset,
-  };
 }
 
 // ---- result → answer --------------------------------------------------------------------------

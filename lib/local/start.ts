@@ -5,8 +5,10 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { ProjectCredentials } from "../../shared/projects/project.ts";
+import { type BackgroundWork, startBackgroundWork } from "./background.ts";
 import { type DynamoDbLocal, DynamoDbLocalError, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { close, createLocalApi, listen } from "./http-server.ts";
+import type { LocalScheduler } from "./scheduler.ts";
 import { LOCAL_STACK_FILE, type LocalStackFile, processIsAlive, readLocalStackFile } from "./stack-file.ts";
 import { ensureTable } from "./table.ts";
 
@@ -56,7 +58,14 @@ export interface LocalStack {
   tableName: string;
   dynamodbEndpoint: string;
   dataDir: string;
-  /** Closes the HTTP server, stops DynamoDB Local (when it started it) and removes `local-stack.json`. */
+  /** Queues, stream and queue pollers: webhook fan-out and delivery (`lib/local/background.ts`). */
+  background: BackgroundWork;
+  /** Fires the jobs scheduled in the table (`auto_capture_at` captures) when due (`lib/local/scheduler.ts`). */
+  scheduler: LocalScheduler;
+  /**
+   * Closes the HTTP server, stops the background work, stops DynamoDB Local (when it started it)
+   * and removes `local-stack.json`.
+   */
   stop(): Promise<void>;
 }
 
@@ -74,11 +83,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   let server: Server | undefined;
   let dynamodb: DynamoDbLocal | undefined;
+  let background: BackgroundWork | undefined;
+  let scheduler: LocalScheduler | undefined;
   let wroteStackFile = false;
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       if (server) await close(server);
+      await scheduler?.stop();
+      await background?.stop();
       await dynamodb?.stop();
       if (wroteStackFile) await rm(stackFile, { force: true });
     })();
@@ -109,6 +122,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const dynamodbEndpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
     configureEnvironment({ tableName, dynamodbEndpoint, url });
+    process.env.CARD_KEY_FILE = join(dataDir, "card-keys.json");
 
     const client = new DynamoDBClient({ endpoint: dynamodbEndpoint });
     try {
@@ -116,6 +130,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     } finally {
       client.destroy();
     }
+    background = await startBackgroundWork({ dynamodbEndpoint, tableName, dataDir });
+    const { createLocalScheduler } = await import("./scheduler.ts");
+    scheduler = createLocalScheduler();
+    scheduler.start();
 
     const { credentials, reused } = await localProjectCredentials(dataDir, log);
     const running: LocalStackFile = {
@@ -138,6 +156,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       dynamodbEndpoint,
       dataDir,
+      background,
+      scheduler,
       stop,
     };
   } catch (error) {
@@ -155,6 +175,8 @@ function configureEnvironment(settings: { tableName: string; dynamodbEndpoint: s
   // DynamoDB Local accepts any credentials, but the SDK wants some to sign with.
   env.AWS_ACCESS_KEY_ID ??= "local";
   env.AWS_SECRET_ACCESS_KEY ??= "local";
+  // The address this stack serves, so links the API hands out (3DS challenge pages) point at it.
+  env.API_URL = settings.url;
   env.CHECKOUT_URL ??= `${settings.url}/checkout`;
   env.POWERTOOLS_SERVICE_NAME ??= "payment-api";
   env.LOG_LEVEL ??= "WARN";

@@ -1,26 +1,34 @@
-import { GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
-import {
-  conditionFailedItem,
-  failedConditions,
-  type TransactItem,
-  transactWrite,
-} from "../db/transactions.ts";
-import type { Customer } from "./customer.ts";
+import { cancelledItem, failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
+import { type Customer, MAX_TOKENS_PER_CUSTOMER } from "./customer.ts";
 import type { CustomerFields } from "./schema.ts";
 
-/** Table access for customers. A customer is one item; what it owns shares its partition. */
+/**
+ * Table access for customers. A customer is one item; what it owns shares its partition (its
+ * tokens, `keys.child(…, "token", id)`). Every change is conditional on the version it was read
+ * at, and every token creation and deletion changes the customer item in the same transaction
+ * (its `token_count` and `default_token_id`, and its version), so a customer read with its tokens
+ * can be deleted with exactly those tokens.
+ */
 const ENTITY = "customer";
 const TOKEN_KIND = "token";
 
 /** Item attributes that are keys or bookkeeping, not part of the customer. */
 function fromItem(item: Record<string, unknown>): Customer {
   const { pk, sk, gsi1pk, gsi1sk, type, version, ...customer } = item;
-  return customer as unknown as Customer;
+  // Customers stored before tokens existed have neither attribute.
+  return { default_token_id: null, token_count: 0, ...customer } as unknown as Customer;
+}
+
+/** A customer and the version it was read at: the condition of its next change. */
+export interface VersionedCustomer {
+  customer: Customer;
+  version: number;
 }
 
 export async function insertCustomer(customer: Customer, alsoWrite: TransactItem[] = []): Promise<void> {
@@ -44,17 +52,24 @@ export async function insertCustomer(customer: Customer, alsoWrite: TransactItem
 }
 
 export async function findCustomer(scope: Scope, id: string): Promise<Customer | undefined> {
+  return (await findVersionedCustomer(scope, id))?.customer;
+}
+
+export async function findVersionedCustomer(
+  scope: Scope,
+  id: string,
+): Promise<VersionedCustomer | undefined> {
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),
   );
-  return Item?.type === ENTITY ? fromItem(Item) : undefined;
+  return Item?.type === ENTITY ? { customer: fromItem(Item), version: Number(Item.version) } : undefined;
 }
 
-/** The customer and its tokens in one query: they share a partition. */
+/** The customer (at its version) and its tokens (as stored) in one query: they share a partition. */
 export async function findCustomerWithTokens(
   scope: Scope,
   id: string,
-): Promise<{ customer: Customer; tokens: Record<string, unknown>[] } | undefined> {
+): Promise<(VersionedCustomer & { tokens: Record<string, unknown>[] }) | undefined> {
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: config.tableName,
@@ -66,74 +81,95 @@ export async function findCustomerWithTokens(
   const item = Items.find((candidate) => candidate.sk === keys.resource(scope, id).sk);
   if (item?.type !== ENTITY) return undefined;
   const tokens = Items.filter((candidate) => String(candidate.sk).startsWith(keys.childPrefix(TOKEN_KIND)));
-  return { customer: fromItem(item), tokens };
+  return { customer: fromItem(item), version: Number(item.version), tokens };
 }
 
-export type UpdateOutcome = { updated: Customer } | { notFound: true } | { currencyConflict: string };
+/** Why a conditional change of a customer was refused: it is gone, or it changed since it was read. */
+export type Refusal = "not-found" | "changed";
 
-/**
- * Applies the changes in one conditional write. `currency` is immutable once set, checked in the
- * write's condition so that a concurrent first payment cannot be overwritten.
- */
+function refusal(error: unknown, index: number): Refusal | undefined {
+  if (!failedConditions(error)?.includes(index)) return undefined;
+  return cancelledItem(error, index)?.type === ENTITY ? "changed" : "not-found";
+}
+
+const AT_VERSION = "#type = :customer AND #version = :version";
+
+/** Writes the changed fields of a customer read at `version`, if it is still at that version. */
 export async function updateCustomer(
-  scope: Scope,
-  id: string,
+  current: VersionedCustomer,
   changes: Partial<CustomerFields>,
   now: Date,
-): Promise<UpdateOutcome> {
-  const names: Record<string, string> = { "#updated_at": "updated_at", "#version": "version" };
-  const values: Record<string, unknown> = { ":updated_at": now.toISOString(), ":one": 1 };
-  const assignments = ["#updated_at = :updated_at", "#version = #version + :one"];
+  alsoWrite: TransactItem[] = [],
+): Promise<"updated" | Refusal> {
+  const { customer, version } = current;
+  const names: Record<string, string> = {
+    "#type": "type",
+    "#version": "version",
+    "#updated_at": "updated_at",
+  };
+  const values: Record<string, unknown> = {
+    ":customer": ENTITY,
+    ":version": version,
+    ":next": version + 1,
+    ":updated_at": now.toISOString(),
+  };
+  const assignments = ["#version = :next", "#updated_at = :updated_at"];
   for (const [field, value] of Object.entries(changes)) {
     names[`#${field}`] = field;
     values[`:${field}`] = value;
     assignments.push(`#${field} = :${field}`);
   }
-  let condition = "attribute_exists(pk)";
-  if (changes.currency) {
-    condition += " AND (attribute_type(#currency, :nullType) OR #currency = :currency)";
-    values[":nullType"] = "NULL";
-  }
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: config.tableName,
-        Key: keys.resource(scope, id),
-        UpdateExpression: `SET ${assignments.join(", ")}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: "ALL_NEW",
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-      }),
-    );
-    return { updated: fromItem(Attributes ?? {}) };
+    await transactWrite([
+      {
+        Update: {
+          TableName: config.tableName,
+          Key: keys.resource(customer.project_id, customer.id),
+          UpdateExpression: `SET ${assignments.join(", ")}`,
+          ConditionExpression: AT_VERSION,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        },
+      },
+      ...alsoWrite,
+    ]);
+    return "updated";
   } catch (error) {
-    const existing = conditionFailedItem(error);
-    if (existing === null) throw error;
-    if (existing?.type !== ENTITY) return { notFound: true };
-    return { currencyConflict: String(existing.currency) };
+    const refused = refusal(error, 0);
+    if (refused) return refused;
+    throw error;
   }
 }
 
-/** Deletes the customer and counts it out, atomically; false when it was not there. */
-export async function deleteCustomer(scope: Scope, id: string): Promise<boolean> {
+/**
+ * Deletes a customer read at `version` and counts it out, with `alsoWrite` (the deletion of the
+ * tokens read with it, the events), atomically: a token created or deleted since changed the version.
+ */
+export async function deleteCustomer(
+  current: VersionedCustomer,
+  alsoWrite: TransactItem[] = [],
+): Promise<"deleted" | Refusal> {
+  const { customer, version } = current;
   try {
     await transactWrite([
       {
         Delete: {
           TableName: config.tableName,
-          Key: keys.resource(scope, id),
-          ConditionExpression: "#type = :type",
-          ExpressionAttributeNames: { "#type": "type" },
-          ExpressionAttributeValues: { ":type": ENTITY },
+          Key: keys.resource(customer.project_id, customer.id),
+          ConditionExpression: AT_VERSION,
+          ExpressionAttributeNames: { "#type": "type", "#version": "version" },
+          ExpressionAttributeValues: { ":customer": ENTITY, ":version": version },
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         },
       },
-      countChange(scope, ENTITY, -1),
+      countChange(customer.project_id, ENTITY, -1),
+      ...alsoWrite,
     ]);
-    return true;
+    return "deleted";
   } catch (error) {
-    if (failedConditions(error)?.includes(0)) return false;
+    const refused = refusal(error, 0);
+    if (refused) return refused;
     throw error;
   }
 }
@@ -141,4 +177,135 @@ export async function deleteCustomer(scope: Scope, id: string): Promise<boolean>
 export async function listCustomers(scope: Scope, page: PageRequest): Promise<Page<Customer>> {
   const result = await queryPage(scope, ENTITY, page);
   return { ...result, items: result.items.map(fromItem) };
+}
+
+/**
+ * How a new token changes its customer's default token:
+ * `first`: the customer has none, the token becomes it (on the condition that there is still none);
+ * `replace`: the merchant asked for it (`set_default`); `keep`: the customer keeps its default (on
+ * the condition that it still has one).
+ */
+export type DefaultOnCreate = "first" | "replace" | "keep";
+
+/**
+ * The change of the customer item that comes with a new token, for the token's transaction: the
+ * customer must exist and have room for it; its count, default and version follow.
+ * Refused with the customer item (`ALL_OLD`) so that `tokenChangeRefusal` can say why.
+ */
+export function tokenAddedWrite(
+  scope: Scope,
+  customerId: string,
+  tokenId: string,
+  mode: DefaultOnCreate,
+): TransactItem {
+  const names: Record<string, string> = {
+    "#type": "type",
+    "#version": "version",
+    "#token_count": "token_count",
+  };
+  const values: Record<string, unknown> = {
+    ":customer": ENTITY,
+    ":one": 1,
+    ":zero": 0,
+    ":max": MAX_TOKENS_PER_CUSTOMER,
+  };
+  const assignments = [
+    "#token_count = if_not_exists(#token_count, :zero) + :one",
+    "#version = #version + :one",
+  ];
+  let condition = "#type = :customer AND (attribute_not_exists(#token_count) OR #token_count < :max)";
+  if (mode !== "keep") {
+    names["#default_token_id"] = "default_token_id";
+    values[":token"] = tokenId;
+    assignments.push("#default_token_id = :token");
+  }
+  if (mode === "first") {
+    condition += " AND (attribute_not_exists(#default_token_id) OR attribute_type(#default_token_id, :null))";
+    values[":null"] = "NULL";
+  }
+  if (mode === "keep") {
+    names["#default_token_id"] = "default_token_id";
+    values[":string"] = "S";
+    condition += " AND attribute_type(#default_token_id, :string)";
+  }
+  return {
+    Update: {
+      TableName: config.tableName,
+      Key: keys.resource(scope, customerId),
+      UpdateExpression: `SET ${assignments.join(", ")}`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+    },
+  };
+}
+
+/**
+ * The change of the customer item that comes with deleting one of its tokens: the count goes down,
+ * and a default token that is deleted is cleared; on the condition that the token is (or is not) the
+ * default, as it was when read.
+ */
+export function tokenRemovedWrite(
+  scope: Scope,
+  customerId: string,
+  tokenId: string,
+  wasDefault: boolean,
+): TransactItem {
+  return {
+    Update: {
+      TableName: config.tableName,
+      Key: keys.resource(scope, customerId),
+      UpdateExpression: `SET #token_count = #token_count - :one, #version = #version + :one${
+        wasDefault ? " REMOVE #default_token_id" : ""
+      }`,
+      ConditionExpression: wasDefault
+        ? "#type = :customer AND #default_token_id = :token"
+        : "#type = :customer AND (attribute_not_exists(#default_token_id) OR #default_token_id <> :token)",
+      ExpressionAttributeNames: {
+        "#type": "type",
+        "#version": "version",
+        "#token_count": "token_count",
+        "#default_token_id": "default_token_id",
+      },
+      ExpressionAttributeValues: { ":customer": ENTITY, ":one": 1, ":token": tokenId },
+      ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+    },
+  };
+}
+
+/** Makes an existing token the customer's default (`set_default`), for the token's transaction. */
+export function defaultTokenWrite(scope: Scope, customerId: string, tokenId: string): TransactItem {
+  return {
+    Update: {
+      TableName: config.tableName,
+      Key: keys.resource(scope, customerId),
+      UpdateExpression: "SET #default_token_id = :token, #version = #version + :one",
+      ConditionExpression: "#type = :customer",
+      ExpressionAttributeNames: {
+        "#type": "type",
+        "#version": "version",
+        "#default_token_id": "default_token_id",
+      },
+      ExpressionAttributeValues: { ":customer": ENTITY, ":one": 1, ":token": tokenId },
+      ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+    },
+  };
+}
+
+/**
+ * Why item `index` of a cancelled token transaction (one of the writes above) refused: the customer
+ * is gone, has no room for another token, or its default token changed since it was read.
+ */
+export function tokenChangeRefusal(
+  error: unknown,
+  index: number,
+  change: "added" | "removed" | "default",
+): "customer-not-found" | "too-many-tokens" | "default-changed" | undefined {
+  if (!failedConditions(error)?.includes(index)) return undefined;
+  const found = cancelledItem(error, index);
+  if (found?.type !== ENTITY) return "customer-not-found";
+  if (change === "added" && Number(found.token_count ?? 0) >= MAX_TOKENS_PER_CUSTOMER)
+    return "too-many-tokens";
+  return "default-changed";
 }

@@ -8,8 +8,13 @@ import type { TransactItem } from "./transactions.ts";
  * `total_count` without a scan: every create and delete adds ±1 to a counter in the same
  * transaction. The counter is spread over a few shards so concurrent creates rarely touch the
  * same item; reading it is one query over the shards.
+ *
+ * A transaction may hold one count change per entity (two could pick the same shard, and a
+ * transaction cannot touch an item twice): a write that creates several items of one entity
+ * counts them with one change of `delta` items.
  */
-export function countChange(scope: Scope, entity: ListedEntity, delta: 1 | -1): TransactItem {
+export function countChange(scope: Scope, entity: ListedEntity, delta: number): TransactItem {
+  if (!Number.isInteger(delta) || delta === 0) throw new RangeError("A count change is a non-zero integer");
   const shard = Math.floor(Math.random() * COUNTER_SHARDS);
   return {
     Update: {

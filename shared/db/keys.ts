@@ -6,7 +6,13 @@
 export type Scope = string;
 
 /** Entities listed through the listing index; each keeps its own count. */
-export type ListedEntity = "customer" | "invoice";
+export type ListedEntity = "customer" | "invoice" | "event" | "transaction";
+
+/** The primary key of an item. */
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
 
 export const COUNTER_SHARDS = 8;
 export const IDEMPOTENCY_SORT_KEY = "idempotency";
@@ -14,6 +20,12 @@ export const IDEMPOTENCY_SORT_KEY = "idempotency";
 export const keys = {
   /** The environment of a project: its credentials and settings. */
   project: (scope: Scope) => ({ pk: scope, sk: "project" }),
+  /**
+   * A gateway configuration of an environment: a few per environment, kept in the environment's
+   * own partition so that one query reads them all (a payment picks its configuration from them).
+   */
+  gatewayConfiguration: (scope: Scope, id: string) => ({ pk: scope, sk: `gateway-configuration#${id}` }),
+  gatewayConfigurationPrefix: "gateway-configuration#",
   /** A top-level resource (customer, invoice, …) addressed by its id. */
   resource: (scope: Scope, id: string) => ({ pk: `${scope}#${id}`, sk: "resource" }),
   /** Items owned by a resource live in the resource's partition (a customer's tokens, …). */
@@ -32,8 +44,41 @@ export const keys = {
     sk: `${entity}#${shard}`,
   }),
   counterPartition: (scope: Scope) => `${scope}#counter`,
+  /**
+   * A 3DS challenge, addressed by the unguessable token of its page (`/3ds/{token}`), which needs no
+   * credentials: the item tells which environment's transaction the answer belongs to.
+   */
+  challenge: (token: string) => ({ pk: `challenge#${token}`, sk: "challenge" }),
+  /**
+   * A job of the local scheduler (`shared/scheduling/table.ts`; EventBridge Scheduler keeps them in
+   * AWS), addressed by its schedule name, which is unique across environments (derived from an id).
+   */
+  scheduledJob: (name: string): ItemKey => ({ pk: `scheduled-job#${name}`, sk: "scheduled-job" }),
+  /**
+   * Where a local job waits in the listing index: one partition of every waiting job, sorted by due
+   * time, so one query `<= now` finds the due ones; jobs out of retries move to the dead partition.
+   */
+  scheduledJobDue: (state: "waiting" | "dead", dueAt: string, name: string) => ({
+    gsi1pk: `scheduled-jobs#${state}`,
+    gsi1sk: `${dueAt}#${name}`,
+  }),
+  scheduledJobPartition: (state: "waiting" | "dead") => `scheduled-jobs#${state}`,
   idempotency: (scope: Scope, key: string) => ({
     pk: `${scope}#idempotency#${key}`,
     sk: IDEMPOTENCY_SORT_KEY,
   }),
+  /**
+   * Webhook items live in their event's partition, so one query reads an event's whole delivery
+   * history. A delivery is one event to one destination (`project` or `invoice`) in one round:
+   * `initial` for the event itself, or the id of a resend. Its key is a function of those three,
+   * so a stream record seen twice finds the delivery it already recorded.
+   */
+  webhookDelivery: (scope: Scope, eventId: string, round: string, destination: string): ItemKey =>
+    keys.child(scope, eventId, "webhook-delivery", `${round}#${destination}`),
+  /** One attempt of a delivery: one POST and its outcome (`wh_…`, in time order). */
+  webhookAttempt: (scope: Scope, eventId: string, attemptId: string): ItemKey =>
+    keys.child(scope, eventId, "webhook-attempt", attemptId),
+  /** A request to deliver the event again (`whr_…`): the stream turns it into a round of deliveries. */
+  webhookResend: (scope: Scope, eventId: string, resendId: string): ItemKey =>
+    keys.child(scope, eventId, "webhook-resend", resendId),
 };

@@ -55,6 +55,8 @@ const CONFLICT_RETRIES = 4;
  * attempt, so a retry can never apply a change twice.
  */
 export async function transactWrite(items: TransactItem[]): Promise<void> {
+  // Nothing to write (e.g. no Idempotency-Key answer to store): DynamoDB refuses an empty transaction.
+  if (items.length === 0) return;
   for (let attempt = 0; ; attempt++) {
     try {
       await dynamo.send(new TransactWriteCommand({ TransactItems: items }));

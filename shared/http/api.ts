@@ -13,7 +13,7 @@ import {
   release,
 } from "./idempotency.ts";
 import { type Input, parseBody, parseQuery } from "./input.ts";
-import { errorBody, errorResult, JSON_HEADERS, type Reply, toResult } from "./reply.ts";
+import { type Answer, errorBody, errorResult, JSON_HEADERS, type Reply, toResult } from "./reply.ts";
 
 /** Everything a handler needs about its request, already parsed and authenticated. */
 export interface ApiRequest {
@@ -25,6 +25,8 @@ export interface ApiRequest {
   query: Input;
   body: Input;
   caller: Caller;
+  /** The request's `Idempotency-Key` (POST only), so that its retry can be recognised as such. */
+  idempotencyKey?: string;
   /**
    * Writes to add to the transaction of the state change this request makes, so that the
    * answer stored for its `Idempotency-Key` commits with the change (empty without a key).
@@ -34,9 +36,16 @@ export interface ApiRequest {
 
 type PublicRequest = Omit<ApiRequest, "caller">;
 
+/**
+ * What identifies a POST for its `Idempotency-Key` (default: its query and body). Only a hash of it
+ * is stored, an unkeyed one: a route whose body carries secrets (card numbers) replaces them here.
+ */
+export type IdempotencyParameters = (request: ApiRequest) => Promise<unknown>;
+
 interface ApiOptions {
   /** Default `private-key`; `none` for the routes that need no project (the 404 fallback). */
   auth?: AuthMode | "none";
+  idempotencyParameters?: IdempotencyParameters;
 }
 
 type Event = APIGatewayProxyEventV2;
@@ -54,15 +63,19 @@ type ApiContext = Context & { api: State };
  * Wraps a handler in the HTTP core every endpoint shares: request logging, error answers,
  * body and query parsing (JSON or form), authentication and `Idempotency-Key`.
  */
-export function api(handle: (request: ApiRequest) => Promise<Reply>, options?: { auth: AuthMode }): Handler;
-export function api(handle: (request: PublicRequest) => Promise<Reply>, options: { auth: "none" }): Handler;
-export function api(handle: (request: ApiRequest) => Promise<Reply>, options: ApiOptions = {}): Handler {
+export function api(
+  handle: (request: ApiRequest) => Promise<Reply>,
+  options?: { auth?: AuthMode; idempotencyParameters?: IdempotencyParameters },
+): Handler;
+/** Routes without credentials (the 404 fallback, the 3DS challenge page) may also answer HTML. */
+export function api(handle: (request: PublicRequest) => Promise<Answer>, options: { auth: "none" }): Handler;
+export function api(handle: (request: ApiRequest) => Promise<Answer>, options: ApiOptions = {}): Handler {
   const authMode = options.auth ?? "private-key";
   return middy<Event, Result, Error, ApiContext>()
     .use(errorAnswers())
     .use(parsing())
     .use(authentication(authMode))
-    .use(idempotency())
+    .use(idempotency(options.idempotencyParameters))
     .handler(async (_event, context) => {
       const state = context.api;
       const reply = await handle(state.request as ApiRequest);
@@ -139,7 +152,7 @@ function authentication(mode: AuthMode | "none"): MiddlewareObj<Event, Result, E
   };
 }
 
-function idempotency(): MiddlewareObj<Event, Result, Error, ApiContext> {
+function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: async ({ event, context }) => {
       const state = context.api;
@@ -147,8 +160,12 @@ function idempotency(): MiddlewareObj<Event, Result, Error, ApiContext> {
       if (request.method !== "POST" || !request.caller) return;
       const key = readIdempotencyKey(event.headers ?? {});
       if (!key) return;
-      const print = fingerprint(request.method, event.rawPath, { query: request.query, body: request.body });
+      const identifying = parameters
+        ? await parameters(request)
+        : { query: request.query, body: request.body };
+      const print = fingerprint(request.method, event.rawPath, identifying);
       const acquired = await acquire(request.caller.projectId, key, print, state.requestId);
+      request.idempotencyKey = key;
       if ("replay" in acquired) {
         return {
           statusCode: acquired.replay.statusCode,

@@ -11,7 +11,44 @@ export const ok = (body: Record<string, unknown>, status = 200): Reply => ({ sta
 
 export const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" } as const;
 
-export function toResult(reply: Reply, requestId: string): APIGatewayProxyStructuredResultV2 {
+/**
+ * An HTML page (the 3DS challenge page), with the headers that go with it: never cached, and a
+ * Content-Security-Policy of its own (the page decides what it may load and where its form may post).
+ * With `location`, a redirect (`status` 3xx) whose `html` is the fallback body.
+ */
+export interface HtmlReply {
+  status: number;
+  html: string;
+  contentSecurityPolicy: string;
+  location?: string;
+}
+
+export const html = (
+  status: number,
+  body: string,
+  options: { contentSecurityPolicy: string; location?: string },
+): HtmlReply => ({ status, html: body, ...options });
+
+/** What a handler may answer: JSON (every API endpoint) or an HTML page. */
+export type Answer = Reply | HtmlReply;
+
+export function toResult(reply: Answer, requestId: string): APIGatewayProxyStructuredResultV2 {
+  if ("html" in reply) {
+    return {
+      statusCode: reply.status,
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "content-security-policy": reply.contentSecurityPolicy,
+        "referrer-policy": "no-referrer",
+        "x-content-type-options": "nosniff",
+        "x-frame-options": "DENY",
+        "x-request-id": requestId,
+        ...(reply.location ? { location: reply.location } : {}),
+      },
+      body: reply.html,
+    };
+  }
   return {
     statusCode: reply.status,
     headers: { ...JSON_HEADERS, "x-request-id": requestId },

@@ -5,8 +5,12 @@ import type { TransactItem } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
 import { conflict, errorTypeName, type InvalidField, notFound, validationFailed } from "../http/errors.ts";
 import { isId } from "../ids.ts";
+import { findTransactionRecord } from "../payments/store.ts";
+import { presentTransaction } from "../payments/transaction.ts";
 import { presentProject } from "../projects/project.ts";
+import { presentTokens } from "../tokens/present.ts";
 import { parseInput } from "../validation/parse.ts";
+import { checkInvoiceWebhookUrl } from "../webhooks/url-policy.ts";
 import {
   type Invoice,
   type InvoiceExpansions,
@@ -26,14 +30,10 @@ import {
 import {
   deleteInvoice,
   findInvoice,
-  findToken,
-  findTransaction,
   insertInvoice,
-  isTokenItem,
   type LinkChecks,
   listInvoices,
   type MissingLink,
-  storedAttributes,
   updateInvoice,
 } from "./store.ts";
 
@@ -65,6 +65,7 @@ export async function createInvoice(
 ): Promise<PresentedInvoice> {
   const invoice = newInvoice(caller, parseInput(createInvoiceInput, input), now);
   checkRulesBetweenFields(invoice);
+  await checkInvoiceWebhookUrl(caller, invoice.webhook_url);
   const links = linksToCheck(invoice, { customer: true, token: true });
   const presented = presentInvoice(invoice);
   const outcome = await insertInvoice(invoice, links, commit(presented));
@@ -85,6 +86,7 @@ export async function getInvoice(caller: Caller, id: string, expand: Set<string>
  */
 export async function changeInvoice(caller: Caller, id: string, input: unknown): Promise<PresentedInvoice> {
   const changes = parseInput(updateInvoiceInput, input);
+  await checkInvoiceWebhookUrl(caller, changes.webhook_url);
   for (let attempt = 1; ; attempt++) {
     const current = isId("invoice", id) ? await findInvoice(caller.projectId, id) : undefined;
     if (!current) throw notFound("invoice", id);
@@ -180,7 +182,8 @@ function sentFields(next: Invoice, changes: InvoiceChanges): Partial<Pick<Invoic
 
 /**
  * Reads what invoices link to, each at most once per request: the invoices of a page often share a
- * customer. A customer and its tokens are one query (they share a partition).
+ * customer. A customer and its tokens are one query (they share a partition); a token is read with
+ * its customer, whose default it may be.
  */
 function linkReader(scope: string) {
   const reads = new Map<string, Promise<unknown>>();
@@ -194,9 +197,11 @@ function linkReader(scope: string) {
   return {
     customer: (id: string) => once(`customer ${id}`, () => findCustomer(scope, id)),
     customerWithTokens: (id: string) => once(`tokens ${id}`, () => findCustomerWithTokens(scope, id)),
-    token: (customerId: string, tokenId: string) =>
-      once(`token ${customerId} ${tokenId}`, () => findToken(scope, customerId, tokenId)),
-    transaction: (id: string) => once(`transaction ${id}`, () => findTransaction(scope, id)),
+    transaction: (id: string) =>
+      once(`transaction ${id}`, async () => {
+        const found = await findTransactionRecord(scope, id);
+        return found && presentTransaction(found.record);
+      }),
   };
 }
 
@@ -207,10 +212,8 @@ async function present(caller: Caller, invoice: Invoice, expand: Set<string>, re
 }
 
 /**
- * The expanded links, read in parallel (the project comes with the caller: no read). Tokens and
- * transactions are presented as stored until their own modules exist: the tokens issue swaps
- * `storedAttributes` for its token presenter, and the payments issue, which sets `transaction_id`,
- * swaps the transaction read (`findTransaction`, store.ts) and its presentation here.
+ * The expanded links, read in parallel (the project comes with the caller: no read). Tokens are
+ * presented by the tokens module, with their cards; transactions by the payments module.
  */
 async function expansions(
   caller: Caller,
@@ -221,43 +224,43 @@ async function expansions(
   const { customer_id: customerId, token_id: tokenId, transaction_id: transactionId } = invoice;
   const wantsCustomer = expand.has("customer") || expand.has("customer.tokens");
   const wantsTokens = expand.has("customer.tokens");
-  const wantsToken = expand.has("token");
-  // The invoice's token is an item of its customer's partition: read with the customer when both are wanted.
-  const readPartition = wantsCustomer && (wantsTokens || (wantsToken && tokenId !== null));
+  const wantsToken = expand.has("token") && tokenId !== null && customerId !== null;
+  // The invoice's token is an item of its customer's partition: one query reads both.
+  const readPartition = wantsTokens || wantsToken;
 
   const customerRead =
-    wantsCustomer && customerId !== null
+    (wantsCustomer || wantsToken) && customerId !== null
       ? readPartition
         ? reader.customerWithTokens(customerId)
-        : reader.customer(customerId).then((customer) => customer && { customer, tokens: undefined })
-      : Promise.resolve(undefined);
-  const tokenRead =
-    wantsToken && tokenId !== null && customerId !== null
-      ? readPartition
-        ? customerRead.then((found) => {
-            const item = found?.tokens?.find((candidate) =>
-              isTokenItem(candidate, invoice.project_id, customerId, tokenId),
-            );
-            return item && storedAttributes(item);
-          })
-        : reader.token(customerId, tokenId)
+        : reader.customer(customerId).then((customer) => customer && { customer, tokens: [] })
       : Promise.resolve(undefined);
   const transactionRead =
     expand.has("transaction") && transactionId !== null
       ? reader.transaction(transactionId)
       : Promise.resolve(undefined);
-  const [customer, token, transaction] = await Promise.all([customerRead, tokenRead, transactionRead]);
+  const [found, transaction] = await Promise.all([customerRead, transactionRead]);
+
+  const scope = invoice.project_id;
+  const defaultTokenId = found?.customer.default_token_id ?? null;
+  const tokenItems = found?.tokens ?? [];
+  // Tokens are presented once: the invoice's token is one of the customer's when both are asked.
+  const tokens = wantsTokens ? await presentTokens(scope, defaultTokenId, tokenItems) : undefined;
+  const token = !wantsToken
+    ? undefined
+    : tokens
+      ? tokens.find((candidate) => candidate.id === tokenId)
+      : (
+          await presentTokens(
+            scope,
+            defaultTokenId,
+            tokenItems.filter((item) => item.id === tokenId),
+          )
+        )[0];
 
   const expanded: InvoiceExpansions = {};
   if (expand.has("project")) expanded.project = presentProject(caller.environment);
-  if (wantsCustomer) {
-    expanded.customer = customer
-      ? presentCustomer(customer.customer, {
-          tokens: wantsTokens ? (customer.tokens ?? []).map(storedAttributes) : undefined,
-        })
-      : null;
-  }
-  if (wantsToken) expanded.token = token ?? null;
+  if (wantsCustomer) expanded.customer = found ? presentCustomer(found.customer, { tokens }) : null;
+  if (expand.has("token")) expanded.token = token ?? null;
   if (expand.has("transaction")) expanded.transaction = transaction ?? null;
   return expanded;
 }

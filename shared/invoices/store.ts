@@ -16,8 +16,6 @@ import type { Invoice, SettableField } from "./invoice.ts";
 const ENTITY = "invoice";
 /** Customer tokens are items of their customer's partition (`keys.child(…, "token", id)`). */
 const TOKEN_KIND = "token";
-/** Transactions are top-level resources (`keys.resource`) of this type. */
-const TRANSACTION_ENTITY = "transaction";
 
 /** Item attributes that are keys or bookkeeping, not part of the resource. */
 function fromItem<T>(item: Record<string, unknown>): T {
@@ -215,51 +213,4 @@ export async function deleteInvoice(scope: Scope, id: string): Promise<"deleted"
 export async function listInvoices(scope: Scope, page: PageRequest): Promise<Page<Invoice>> {
   const result = await queryPage(scope, ENTITY, page);
   return { ...result, items: result.items.map((item) => fromItem<Invoice>(item)) };
-}
-
-/** A token of a customer, as stored; undefined when the customer has no such token. */
-export async function findToken(
-  scope: Scope,
-  customerId: string,
-  tokenId: string,
-): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({
-      TableName: config.tableName,
-      Key: keys.child(scope, customerId, TOKEN_KIND, tokenId),
-      ConsistentRead: true,
-    }),
-  );
-  return Item ? fromItem(Item) : undefined;
-}
-
-/** Whether a stored item of a customer's partition is the token `tokenId`. */
-export function isTokenItem(
-  item: Record<string, unknown>,
-  scope: Scope,
-  customerId: string,
-  tokenId: string,
-) {
-  return item.sk === keys.child(scope, customerId, TOKEN_KIND, tokenId).sk;
-}
-
-/** A stored item without its keys and bookkeeping: how linked tokens are shown until they have a presenter. */
-export function storedAttributes(item: Record<string, unknown>): Record<string, unknown> {
-  return fromItem(item);
-}
-
-/**
- * A transaction, as stored; undefined when there is none. Transactions will be top-level resources
- * (`keys.resource`, type `transaction`) written by the payments issue in the same transaction that
- * sets the invoice's `transaction_id` on the condition that it is still null, the condition every
- * invoice update and delete here also holds.
- */
-export async function findTransaction(
-  scope: Scope,
-  id: string,
-): Promise<Record<string, unknown> | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),
-  );
-  return Item?.type === TRANSACTION_ENTITY ? fromItem(Item) : undefined;
 }

@@ -2,7 +2,10 @@ import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys } from "../db/keys.ts";
+import { sandboxCardConfiguration } from "../gateways/configuration.ts";
+import { gatewayConfigurationPut } from "../gateways/store.ts";
 import { environmentProjectId, newId } from "../ids.ts";
+import { newWebhookSigningSecret } from "../webhooks/signature.ts";
 import { hashPrivateKey, newPrivateKey } from "./keys.ts";
 
 /**
@@ -17,6 +20,10 @@ export interface ProjectEnvironment {
   sandbox: boolean;
   key_hash: string;
   created_at: string;
+  /** Where the environment's events are POSTed (`PUT /projects/{id}`); null until set. */
+  webhook_url?: string | null;
+  /** Signs every webhook; environments created before it existed get one on first need (`shared/webhooks`). */
+  webhook_signing_secret?: string;
 }
 
 export interface EnvironmentCredentials {
@@ -31,7 +38,10 @@ export interface ProjectCredentials {
 
 const MAX_NAME_LENGTH = 80;
 
-/** Creates a project with both environments, atomically, and returns the keys (shown only once). */
+/**
+ * Creates a project with both environments, atomically, and returns the keys (shown only once).
+ * Each environment starts with a `sandbox` gateway configuration for cards.
+ */
 export async function createProject(name: string, now = new Date()): Promise<ProjectCredentials> {
   if (!name.trim() || name.length > MAX_NAME_LENGTH) {
     throw new Error(`A project name is 1 to ${MAX_NAME_LENGTH} characters.`);
@@ -46,18 +56,23 @@ export async function createProject(name: string, now = new Date()): Promise<Pro
       sandbox,
       key_hash: hashPrivateKey(privateKey),
       created_at: now.toISOString(),
+      webhook_url: null,
+      webhook_signing_secret: newWebhookSigningSecret(),
     };
     return { environment, privateKey };
   });
   await dynamo.send(
     new TransactWriteCommand({
-      TransactItems: environments.map(({ environment }) => ({
-        Put: {
-          TableName: config.tableName,
-          Item: { ...keys.project(environment.id), type: "project", ...environment },
-          ConditionExpression: "attribute_not_exists(pk)",
+      TransactItems: environments.flatMap(({ environment }) => [
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: { ...keys.project(environment.id), type: "project", ...environment },
+            ConditionExpression: "attribute_not_exists(pk)",
+          },
         },
-      })),
+        gatewayConfigurationPut(sandboxCardConfiguration(environment.id, environment.sandbox, now)),
+      ]),
     }),
   );
   const [sandbox, live] = environments.map(({ environment, privateKey }) => ({

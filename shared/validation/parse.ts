@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { errorTypeName, type InvalidField, validationFailed } from "../http/errors.ts";
 
 /** Fields whose keys are the merchant's own (their path ends at the field in `error_type`). */

@@ -1,15 +1,28 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { App, Stack } from "aws-cdk-lib";
+import { App, type CfnElement, Stack } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import { AwsSolutionsChecks } from "cdk-nag";
+import type { IConstruct } from "constructs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiFunction } from "../../lib/api-function.ts";
 import { projectRoot } from "../../lib/bundling.ts";
 import { CONTEXT_DEFAULTS, PaymentStack, validateStage } from "../../lib/payment-stack.ts";
-import { fallbackRoute, functionId, handlerEntry, routeKey, routes } from "../../lib/topology.ts";
+import {
+  allHandlers,
+  fallbackRoute,
+  functionId,
+  handlerEntry,
+  queues,
+  queueWorkers,
+  routeKey,
+  routes,
+  scheduledJobs,
+  streamConsumers,
+} from "../../lib/topology.ts";
 import { TABLE } from "../../shared/db/table.ts";
+import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "../../shared/webhooks/schedule.ts";
 
 // The construct tree and templates are what is under test, not the bundles: skipping bundling
 // keeps esbuild from running once per function per stack (NodejsFunction honours this context key).
@@ -53,7 +66,15 @@ const PHYSICAL_NAME_PROPERTIES: Record<string, string> = {
 };
 
 /** `*Name` properties that only name something inside its parent resource, so stages may share them. */
-const SCOPED_NAME_PROPERTIES = new Set(["AttributeName", "IndexName", "StageName", "PolicyName"]);
+const SCOPED_NAME_PROPERTIES = new Set([
+  "AttributeName",
+  "IndexName",
+  "StageName",
+  "PolicyName",
+  "MetricName",
+]);
+/** Subtrees that only refer to names (an alarm's metric dimensions name the resource they watch). */
+const REFERENCE_PROPERTIES = new Set(["Dimensions"]);
 
 function resourcesOf(template: Template, type: string): Record<string, CfnResource> {
   return template.findResources(type) as Record<string, CfnResource>;
@@ -118,7 +139,9 @@ function namesIn(value: unknown, key = ""): string[] {
   if (typeof value === "string")
     return key.endsWith("Name") && !SCOPED_NAME_PROPERTIES.has(key) ? [value] : [];
   if (Array.isArray(value)) return value.flatMap((item) => namesIn(item, key));
-  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => namesIn(v, k));
+  if (value && typeof value === "object") {
+    return Object.entries(value).flatMap(([k, v]) => (REFERENCE_PROPERTIES.has(k) ? [] : namesIn(v, k)));
+  }
   return [];
 }
 
@@ -162,12 +185,13 @@ describe("PaymentStack", () => {
       expect(Object.keys(resourcesOf(devTemplate, "AWS::ApiGatewayV2::Route"))).toHaveLength(
         routes.length + 1,
       );
-      const handlers = new Set([...routes.map((route) => route.handler), fallbackRoute.handler]);
-      expect(Object.keys(resourcesOf(devTemplate, "AWS::Lambda::Function"))).toHaveLength(handlers.size);
+      expect(Object.keys(resourcesOf(devTemplate, "AWS::Lambda::Function"))).toHaveLength(
+        allHandlers().length,
+      );
     });
 
     it("bundles each function from the handler file the topology names, exporting `handler`", () => {
-      for (const handler of [...routes.map((route) => route.handler), fallbackRoute.handler]) {
+      for (const handler of allHandlers()) {
         const fn = dev.node.findChild(functionId(handler));
         expect(fn).toBeInstanceOf(ApiFunction);
         expect((fn as ApiFunction).entry).toBe(resolve(projectRoot, handlerEntry(handler)));
@@ -181,14 +205,18 @@ describe("PaymentStack", () => {
 
   describe("functions", () => {
     it("runs every function on nodejs22.x, arm64, with active tracing and source-mapped stack traces", () => {
-      const functions = Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function"));
-      expect(functions.length).toBeGreaterThan(0);
-      for (const fn of functions) {
-        expect(fn.Properties).toMatchObject({
+      const timeouts = new Map<string, number>([
+        ...[...streamConsumers, ...queueWorkers, ...Object.values(scheduledJobs)].map(
+          (fn) => [fn.handler, fn.timeoutSeconds] as const,
+        ),
+      ]);
+      for (const handler of allHandlers()) {
+        const fn = resource(devTemplate, functionLogicalId(devTemplate, handler));
+        expect(fn.Properties, handler).toMatchObject({
           Runtime: "nodejs22.x",
           Architectures: ["arm64"],
           MemorySize: 512,
-          Timeout: 10,
+          Timeout: timeouts.get(handler) ?? 10,
           TracingConfig: { Mode: "Active" },
         });
         expect(environmentOf(fn).NODE_OPTIONS).toBe("--enable-source-maps");
@@ -288,6 +316,103 @@ describe("PaymentStack", () => {
         expect(logStatements.map((statement) => statement.Resource)).toEqual([
           { "Fn::GetAtt": [ownLogGroup, "Arn"] },
         ]);
+      }
+    });
+  });
+
+  describe("card vault", () => {
+    const keyIds = (template: Template) => {
+      const keys = Object.entries(resourcesOf(template, "AWS::KMS::Key"));
+      const encryption = keys.find(([, key]) => key.Properties.KeySpec === undefined);
+      const fingerprint = keys.find(([, key]) => key.Properties.KeySpec === "HMAC_256");
+      if (!encryption || !fingerprint) throw new Error("The card vault's keys are missing");
+      return { encryption: encryption[0], fingerprint: fingerprint[0] };
+    };
+    const kmsStatements = (handler: string) =>
+      statementsOf(devTemplate, functionLogicalId(devTemplate, handler)).filter((statement) =>
+        [statement.Action].flat().some((action) => action.startsWith("kms:")),
+      );
+
+    it("has a rotating symmetric key for card secrets and an HMAC_256 key for fingerprints, and no other", () => {
+      devTemplate.resourceCountIs("AWS::KMS::Key", 2);
+      const { encryption, fingerprint } = keyIds(devTemplate);
+      expect(resource(devTemplate, encryption).Properties).toMatchObject({ EnableKeyRotation: true });
+      expect(resource(devTemplate, fingerprint).Properties).toMatchObject({
+        KeySpec: "HMAC_256",
+        KeyUsage: "GENERATE_VERIFY_MAC",
+      });
+    });
+
+    it("keeps the keys with the data on persistent stages and deletes them with a sandbox stage", () => {
+      for (const [template, policy] of [
+        [prodTemplate, "Retain"],
+        [devTemplate, "Delete"],
+      ] as const) {
+        for (const id of Object.values(keyIds(template))) {
+          expect(resource(template, id).DeletionPolicy, id).toBe(policy);
+          expect(resource(template, id).UpdateReplacePolicy, id).toBe(policy);
+        }
+      }
+    });
+
+    it("declares a sealing route (POST /cards) and opening routes (token verification) in the topology", () => {
+      expect(routes.find((route) => routeKey(route) === "POST /cards")?.cardVault).toBe("seal");
+      expect(routes.filter((route) => route.cardVault === "open").map(routeKey)).toEqual(
+        expect.arrayContaining([
+          "POST /customers/{customer_id}/tokens",
+          "PUT /customers/{customer_id}/tokens/{token_id}",
+        ]),
+      );
+      for (const route of routes.filter((candidate) => candidate.method === "GET")) {
+        expect(route.cardVault, routeKey(route)).toBeUndefined();
+      }
+    });
+
+    it("lets only sealing functions create data keys and fingerprints, and only opening ones decrypt", () => {
+      const { encryption, fingerprint } = keyIds(devTemplate);
+      const encryptionArn = { "Fn::GetAtt": [encryption, "Arn"] };
+      const fingerprintArn = { "Fn::GetAtt": [fingerprint, "Arn"] };
+      const contextCondition = {
+        "ForAllValues:StringEquals": { "kms:EncryptionContextKeys": ["card_id", "field", "project_id"] },
+        Null: { "kms:EncryptionContextKeys": "false" },
+      };
+      for (const route of routes) {
+        const granted = kmsStatements(route.handler).map((statement) => ({
+          actions: [statement.Action].flat(),
+          resource: statement.Resource,
+          condition: (statement as Statement & { Condition?: unknown }).Condition,
+        }));
+        const expected =
+          route.cardVault === "seal"
+            ? [
+                { actions: ["kms:GenerateDataKey"], resource: encryptionArn, condition: contextCondition },
+                { actions: ["kms:GenerateMac"], resource: fingerprintArn, condition: undefined },
+              ]
+            : route.cardVault === "open"
+              ? [{ actions: ["kms:Decrypt"], resource: encryptionArn, condition: contextCondition }]
+              : [];
+        expect(granted, routeKey(route)).toEqual(expected);
+      }
+      expect(kmsStatements(fallbackRoute.handler)).toEqual([]);
+    });
+
+    it("tells a function the keys it may use, and no function any other", () => {
+      const { encryption, fingerprint } = keyIds(devTemplate);
+      for (const route of routes) {
+        const variables = environmentOf(resource(devTemplate, functionLogicalId(devTemplate, route.handler)));
+        if (route.cardVault) {
+          expect(variables.CARD_KEY_ID, route.handler).toEqual({ "Fn::GetAtt": [encryption, "Arn"] });
+        } else {
+          expect(variables, route.handler).not.toHaveProperty("CARD_KEY_ID");
+        }
+        if (route.cardVault === "seal") {
+          expect(variables.CARD_FINGERPRINT_KEY_ID, route.handler).toEqual({
+            "Fn::GetAtt": [fingerprint, "Arn"],
+          });
+        } else {
+          expect(variables, route.handler).not.toHaveProperty("CARD_FINGERPRINT_KEY_ID");
+        }
+        expect(variables, route.handler).not.toHaveProperty("CARD_KEY_FILE");
       }
     });
   });
@@ -413,6 +538,311 @@ describe("PaymentStack", () => {
     it("outputs the API's URL and the table's name", () => {
       devTemplate.hasOutput("ApiUrl", {});
       devTemplate.hasOutput("TableName", {});
+    });
+  });
+
+  describe("background work: webhook fan-out and delivery", () => {
+    const deliveries = queues.webhookDeliveries;
+    const [fanOut] = streamConsumers;
+    const [deliver] = queueWorkers;
+    const logicalIdOf = (construct: { node: { defaultChild?: unknown } }) =>
+      dev.getLogicalId(construct.node.defaultChild as Parameters<Stack["getLogicalId"]>[0]);
+    const queueId = () => logicalIdOf(dev.background.queues.webhookDeliveries.queue);
+    const deadLettersId = () => logicalIdOf(dev.background.queues.webhookDeliveries.deadLetters);
+    const tableId = () => Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0] as string;
+    const mappingOf = (handler: string) => {
+      const fnId = functionLogicalId(devTemplate, handler);
+      const mappings = Object.values(resourcesOf(devTemplate, "AWS::Lambda::EventSourceMapping")).filter(
+        (mapping) => referencedId(mapping.Properties.FunctionName) === fnId,
+      );
+      expect(mappings, handler).toHaveLength(1);
+      return mappings[0] as CfnResource;
+    };
+    const actionsOn = (handler: string, prefix: string) =>
+      statementsOf(devTemplate, functionLogicalId(devTemplate, handler)).filter((statement) =>
+        [statement.Action].flat().some((action) => action.startsWith(prefix)),
+      );
+
+    it("declares the fan-out on the stream and the delivery worker on the delivery queue", () => {
+      expect(fanOut?.handler).toBe("webhooks/fan-out");
+      expect(fanOut?.sendsTo).toEqual(["webhookDeliveries"]);
+      expect(deliver).toMatchObject({ handler: "webhooks/deliver", queue: "webhookDeliveries" });
+    });
+
+    it("encrypts both queues, refuses requests without TLS, and redrives after the schedule's last attempt", () => {
+      for (const id of [queueId(), deadLettersId()]) {
+        expect(resource(devTemplate, id).Properties.SqsManagedSseEnabled, id).toBe(true);
+        const policies = Object.values(resourcesOf(devTemplate, "AWS::SQS::QueuePolicy")).filter((policy) =>
+          (policy.Properties.Queues as unknown[]).some((queue) => referencedId(queue) === id),
+        );
+        const statements = policies.flatMap(
+          (policy) =>
+            (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+        );
+        expect(statements, id).toContainEqual(
+          expect.objectContaining({
+            Effect: "Deny",
+            Action: "sqs:*",
+            Condition: { Bool: { "aws:SecureTransport": "false" } },
+          }),
+        );
+      }
+      expect(resource(devTemplate, queueId()).Properties).toMatchObject({
+        VisibilityTimeout: deliveries.visibilityTimeoutSeconds,
+        MessageRetentionPeriod: deliveries.retentionSeconds,
+        RedrivePolicy: {
+          deadLetterTargetArn: { "Fn::GetAtt": [deadLettersId(), "Arn"] },
+          maxReceiveCount: MAX_ATTEMPTS,
+        },
+      });
+      expect(resource(devTemplate, deadLettersId()).Properties.MessageRetentionPeriod).toBe(
+        deliveries.deadLetterRetentionSeconds,
+      );
+      // Every retry of the schedule fits within the message's life in the queue.
+      const retries = RETRY_DELAYS_SECONDS.reduce((total, delay) => total + delay, 0);
+      expect(deliveries.retentionSeconds).toBeGreaterThan(
+        retries + MAX_ATTEMPTS * deliveries.visibilityTimeoutSeconds,
+      );
+    });
+
+    it("raises an alarm as soon as the dead-letter queue holds a message", () => {
+      const alarms = Object.values(resourcesOf(devTemplate, "AWS::CloudWatch::Alarm")).filter(
+        (alarm) =>
+          alarm.Properties.MetricName === "ApproximateNumberOfMessagesVisible" &&
+          JSON.stringify(alarm.Properties.Dimensions).includes(deadLettersId()),
+      );
+      expect(alarms).toHaveLength(1);
+      expect((alarms[0] as CfnResource).Properties).toMatchObject({
+        Namespace: "AWS/SQS",
+        Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [deadLettersId(), "QueueName"] } }],
+        Statistic: "Maximum",
+        Threshold: 1,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+        EvaluationPeriods: 1,
+        TreatMissingData: "notBreaching",
+      });
+    });
+
+    it("feeds the fan-out with inserted events and resends only, from the table's stream, with partial failures", () => {
+      const mapping = mappingOf("webhooks/fan-out");
+      expect(mapping.Properties).toMatchObject({
+        EventSourceArn: { "Fn::GetAtt": [tableId(), "StreamArn"] },
+        StartingPosition: "TRIM_HORIZON",
+        BatchSize: fanOut?.batchSize,
+        FunctionResponseTypes: ["ReportBatchItemFailures"],
+      });
+      const filters = (mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters;
+      expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
+        { eventName: ["INSERT"], dynamodb: { NewImage: { type: { S: ["event", "webhook_resend"] } } } },
+      ]);
+      // No retry limit and no maximum record age: a failing batch is retried, never skipped.
+      expect(mapping.Properties).not.toHaveProperty("MaximumRetryAttempts");
+      expect(mapping.Properties).not.toHaveProperty("MaximumRecordAgeInSeconds");
+      const iteratorAlarms = Object.values(resourcesOf(devTemplate, "AWS::CloudWatch::Alarm")).filter(
+        (alarm) => alarm.Properties.MetricName === "IteratorAge",
+      );
+      expect(iteratorAlarms.map((alarm) => alarm.Properties.Dimensions)).toEqual([
+        [{ Name: "FunctionName", Value: { Ref: functionLogicalId(devTemplate, "webhooks/fan-out") } }],
+      ]);
+    });
+
+    it("feeds the worker from the delivery queue in batches, with partial failures and bounded concurrency", () => {
+      expect(mappingOf("webhooks/deliver").Properties).toMatchObject({
+        EventSourceArn: { "Fn::GetAtt": [queueId(), "Arn"] },
+        BatchSize: deliver?.batchSize,
+        FunctionResponseTypes: ["ReportBatchItemFailures"],
+        ScalingConfig: { MaximumConcurrency: deliver?.maxConcurrency },
+      });
+      expect(deliveries.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * (deliver?.timeoutSeconds ?? 0));
+    });
+
+    it("lets the fan-out read the stream, get, put and update table items, and send to the queue: nothing more", () => {
+      const handler = "webhooks/fan-out";
+      const on = (granted: unknown) => (statement: Statement) =>
+        JSON.stringify(statement.Resource) === JSON.stringify(granted);
+      const dynamodb = actionsOn(handler, "dynamodb:");
+      const table = dynamodb.filter(on({ "Fn::GetAtt": [tableId(), "Arn"] }));
+      const stream = dynamodb.filter(on({ "Fn::GetAtt": [tableId(), "StreamArn"] }));
+      // ListStreams names no stream: IAM only grants it on "*".
+      const everything = dynamodb.filter(on("*"));
+      expect(table.length + stream.length + everything.length).toBe(dynamodb.length);
+      expect(actionsOf(table)).toEqual(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]);
+      expect(actionsOf(stream).sort()).toEqual([
+        "dynamodb:DescribeStream",
+        "dynamodb:GetRecords",
+        "dynamodb:GetShardIterator",
+      ]);
+      expect(actionsOf(everything)).toEqual(["dynamodb:ListStreams"]);
+      const sqs = actionsOn(handler, "sqs:");
+      expect(sqs.map((statement) => statement.Resource)).toEqual([{ "Fn::GetAtt": [queueId(), "Arn"] }]);
+      expect(actionsOf(sqs).sort()).toEqual(["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"]);
+      expect(environmentOf(resource(devTemplate, functionLogicalId(devTemplate, handler)))).toMatchObject({
+        TABLE_NAME: { Ref: tableId() },
+        [deliveries.urlVariable]: { Ref: queueId() },
+      });
+    });
+
+    it("lets the worker get, put and update table items and consume the queue, but not send to it or read the stream", () => {
+      const handler = "webhooks/deliver";
+      expect(actionsOn(handler, "dynamodb:")).toEqual([
+        expect.objectContaining({
+          Action: ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"],
+          Resource: { "Fn::GetAtt": [tableId(), "Arn"] },
+        }),
+      ]);
+      const sqs = actionsOn(handler, "sqs:");
+      expect(sqs.map((statement) => statement.Resource)).toEqual([{ "Fn::GetAtt": [queueId(), "Arn"] }]);
+      expect(actionsOf(sqs)).toEqual(
+        expect.arrayContaining(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"]),
+      );
+      expect(actionsOf(sqs)).not.toContain("sqs:SendMessage");
+      expect(environmentOf(resource(devTemplate, functionLogicalId(devTemplate, handler)))).toMatchObject({
+        TABLE_NAME: { Ref: tableId() },
+        [deliveries.urlVariable]: { Ref: queueId() },
+      });
+    });
+
+    it("gives no API route a queue: a resend is a table write the stream turns into deliveries", () => {
+      for (const route of routes) {
+        expect(actionsOn(route.handler, "sqs:"), routeKey(route)).toEqual([]);
+        const variables = environmentOf(resource(devTemplate, functionLogicalId(devTemplate, route.handler)));
+        expect(variables, routeKey(route)).not.toHaveProperty(deliveries.urlVariable);
+      }
+      expect(routes.find((route) => routeKey(route) === "POST /events/{event_id}/webhooks")?.table).toBe(
+        "write",
+      );
+    });
+  });
+
+  describe("scheduled jobs: auto_capture_at on EventBridge Scheduler", () => {
+    const idOf = (construct: IConstruct) => dev.getLogicalId(construct.node.defaultChild as CfnElement);
+    const groupId = () => dev.getLogicalId(dev.scheduledJobs.group);
+    const jobFunctionId = () => functionLogicalId(devTemplate, scheduledJobs.captureInvoice.handler);
+    const routeFunctionId = (handler: string) => functionLogicalId(devTemplate, handler);
+    const schedulerStatements = (handler: string) =>
+      statementsOf(devTemplate, routeFunctionId(handler)).filter((statement) =>
+        [statement.Action]
+          .flat()
+          .some((action) => action.startsWith("scheduler:") || action === "iam:PassRole"),
+      );
+
+    it("lets authorize create and delete the schedules of the stage's group only, and pass exactly the scheduler role to the scheduler", () => {
+      const statements = schedulerStatements("invoices/authorize");
+      const schedules = statements.find((statement) =>
+        actionsOf([statement]).includes("scheduler:CreateSchedule"),
+      );
+      expect(actionsOf([schedules as Statement]).sort()).toEqual([
+        "scheduler:CreateSchedule",
+        "scheduler:DeleteSchedule",
+      ]);
+      expect(JSON.stringify(schedules?.Resource)).toContain(`{"Ref":"${groupId()}"},"/*"`);
+      expect(JSON.stringify(schedules?.Resource)).toContain(":schedule/");
+      const passRole = statements.find((statement) => actionsOf([statement]).includes("iam:PassRole"));
+      expect(passRole).toMatchObject({
+        Effect: "Allow",
+        Resource: { "Fn::GetAtt": [idOf(dev.scheduledJobs.role), "Arn"] },
+        Condition: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } },
+      });
+      expect(statements).toHaveLength(2);
+    });
+
+    it("tells authorize how to schedule: the group, the role, the capture job's function and the dead-letter queue", () => {
+      const variables = environmentOf(resource(devTemplate, routeFunctionId("invoices/authorize")));
+      expect(variables).toMatchObject({
+        SCHEDULER: "eventbridge",
+        SCHEDULE_GROUP: { Ref: groupId() },
+        SCHEDULER_ROLE_ARN: { "Fn::GetAtt": [idOf(dev.scheduledJobs.role), "Arn"] },
+        CAPTURE_JOB_FUNCTION_ARN: { "Fn::GetAtt": [jobFunctionId(), "Arn"] },
+        SCHEDULE_DLQ_ARN: { "Fn::GetAtt": [idOf(dev.scheduledJobs.deadLetters), "Arn"] },
+      });
+    });
+
+    it("lets capture and void only delete schedules, and no other route touch the scheduler", () => {
+      for (const route of routes) {
+        const actions = actionsOf(schedulerStatements(route.handler)).sort();
+        const expected =
+          route.scheduler === "schedule"
+            ? ["iam:PassRole", "scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
+            : route.scheduler === "cancel"
+              ? ["scheduler:DeleteSchedule"]
+              : [];
+        expect(actions, routeKey(route)).toEqual(expected);
+        const variables = environmentOf(resource(devTemplate, routeFunctionId(route.handler)));
+        expect(variables.SCHEDULER, routeKey(route)).toBe(route.scheduler ? "eventbridge" : undefined);
+        if (route.scheduler !== "schedule")
+          expect(variables, routeKey(route)).not.toHaveProperty("SCHEDULER_ROLE_ARN");
+      }
+      expect(
+        routes
+          .filter((route) => route.scheduler)
+          .map(routeKey)
+          .sort(),
+      ).toEqual([
+        "POST /invoices/{invoice_id}/authorize",
+        "POST /invoices/{invoice_id}/capture",
+        "POST /invoices/{invoice_id}/void",
+      ]);
+    });
+
+    it("has a scheduler role that only EventBridge Scheduler of this account assumes, and that may only invoke the capture job and dead-letter", () => {
+      const role = resource(devTemplate, idOf(dev.scheduledJobs.role));
+      expect(role.Properties.AssumeRolePolicyDocument).toMatchObject({
+        Statement: [
+          {
+            Action: "sts:AssumeRole",
+            Effect: "Allow",
+            Principal: { Service: "scheduler.amazonaws.com" },
+            Condition: { StringEquals: { "aws:SourceAccount": { Ref: "AWS::AccountId" } } },
+          },
+        ],
+      });
+      const statements = Object.values(resourcesOf(devTemplate, "AWS::IAM::Policy"))
+        .filter((policy) =>
+          (policy.Properties.Roles as unknown[]).some(
+            (ref) => referencedId(ref) === idOf(dev.scheduledJobs.role),
+          ),
+        )
+        .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+      expect(statements).toEqual([
+        {
+          Effect: "Allow",
+          Action: "lambda:InvokeFunction",
+          Resource: { "Fn::GetAtt": [jobFunctionId(), "Arn"] },
+        },
+        expect.objectContaining({
+          Effect: "Allow",
+          Resource: { "Fn::GetAtt": [idOf(dev.scheduledJobs.deadLetters), "Arn"] },
+        }),
+      ]);
+      expect([statements[1]?.Action].flat()).toContain("sqs:SendMessage");
+    });
+
+    it("runs the capture job with table write access and no card vault, and encrypts its dead-letter queue and refuses it without TLS", () => {
+      const job = resource(devTemplate, jobFunctionId());
+      const variables = environmentOf(job);
+      expect(variables).toHaveProperty("TABLE_NAME");
+      expect(variables).not.toHaveProperty("CARD_KEY_ID");
+      expect(variables).not.toHaveProperty("SCHEDULER");
+      expect(actionsOf(statementsOf(devTemplate, jobFunctionId()))).toContain("dynamodb:PutItem");
+      expect(
+        actionsOf(statementsOf(devTemplate, jobFunctionId())).some((action) => action.startsWith("kms:")),
+      ).toBe(false);
+      expect(resource(devTemplate, idOf(dev.scheduledJobs.deadLetters)).Properties.SqsManagedSseEnabled).toBe(
+        true,
+      );
+      const policies = Object.values(resourcesOf(devTemplate, "AWS::SQS::QueuePolicy")).filter((policy) =>
+        (policy.Properties.Queues as unknown[]).some(
+          (queue) => referencedId(queue) === idOf(dev.scheduledJobs.deadLetters),
+        ),
+      );
+      expect(JSON.stringify(policies)).toContain('"aws:SecureTransport":"false"');
+    });
+
+    it("passes every route's function the API's own endpoint as API_URL (challenge links)", () => {
+      for (const route of routes) {
+        const variables = environmentOf(resource(devTemplate, routeFunctionId(route.handler)));
+        expect(variables.API_URL, routeKey(route)).toEqual({ "Fn::GetAtt": [idOf(dev.api), "ApiEndpoint"] });
+      }
     });
   });
 

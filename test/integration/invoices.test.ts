@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import qs from "qs";
 import { describe, expect, it } from "vitest";
@@ -730,31 +730,27 @@ describe("customer and token links", () => {
     expect(await totalCount(sandbox)).toBe(before);
   });
 
-  it("accepts a token stored under the customer (as the tokens module will store it) and expands it", async () => {
+  it("accepts a token of the customer and expands it as the tokens module presents it", async () => {
     const customer = (await sandbox.post("/customers", {})).body.customer;
     const other = (await sandbox.post("/customers", {})).body.customer;
-    const tokenId = newId("token");
-    await dynamo.send(
-      new PutCommand({
-        TableName: config.tableName,
-        Item: {
-          ...keys.child(local.project.sandbox.project_id, customer.id, "token", tokenId),
-          type: "token",
-          id: tokenId,
-          customer_id: customer.id,
-        },
-      }),
-    );
+    const card = (
+      await sandbox.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099, cvc2: "123" })
+    ).body.card;
+    const tokenId = (await sandbox.post(`/customers/${customer.id}/tokens`, { source: card.id })).body.token
+      .id;
+    const token = (await sandbox.get(`/customers/${customer.id}/tokens/${tokenId}`)).body.token;
+    expect(token).toMatchObject({ id: tokenId, customer_id: customer.id, card: card, is_default: true });
+
     const refused = await sandbox.post("/invoices", { ...minimal, customer_id: other.id, token_id: tokenId });
     expect(refused.status).toBe(404);
 
     const invoice = await create(sandbox, { ...minimal, customer_id: customer.id, token_id: tokenId });
     expect(invoice.token_id).toBe(tokenId);
     const alone = await sandbox.get(`/invoices/${invoice.id}?expand=token`);
-    expect(alone.body.invoice.token).toEqual({ id: tokenId, customer_id: customer.id });
+    expect(alone.body.invoice.token).toEqual(token);
     const withCustomer = await sandbox.get(`/invoices/${invoice.id}?expand=token,customer.tokens`);
-    expect(withCustomer.body.invoice.token).toEqual({ id: tokenId, customer_id: customer.id });
-    expect(withCustomer.body.invoice.customer.tokens).toEqual([{ id: tokenId, customer_id: customer.id }]);
+    expect(withCustomer.body.invoice.token).toEqual(token);
+    expect(withCustomer.body.invoice.customer).toMatchObject({ default_token_id: tokenId, tokens: [token] });
   });
 });
 
@@ -842,23 +838,18 @@ describe("expand", () => {
     expect(body.invoice).not.toHaveProperty("project");
   });
 
-  it("expands the transaction stored under transaction_id", async () => {
+  it("expands the transaction of a paid invoice as GET /transactions/{id} shows it", async () => {
     const invoice = await create(sandbox);
-    const transactionId = await attachTransaction(local.project.sandbox.project_id, invoice.id);
-    await dynamo.send(
-      new PutCommand({
-        TableName: config.tableName,
-        Item: {
-          ...keys.resource(local.project.sandbox.project_id, transactionId),
-          type: "transaction",
-          id: transactionId,
-          status: "authorized",
-        },
-      }),
-    );
+    const card = (
+      await sandbox.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099, cvc2: "123" })
+    ).body.card;
+    const paid = await sandbox.post(`/invoices/${invoice.id}/authorize`, { source: card.id });
+    const transactionId = paid.body.transaction.id;
     const { body } = await sandbox.get(`/invoices/${invoice.id}?expand=transaction`);
     expect(body.invoice.transaction_id).toBe(transactionId);
-    expect(body.invoice.transaction).toEqual({ id: transactionId, status: "authorized" });
+    expect(body.invoice.transaction).toEqual(
+      (await sandbox.get(`/transactions/${transactionId}`)).body.transaction,
+    );
   });
 
   it("refuses a field that cannot be expanded", async () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { TestProject } from "vitest/node";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../lib/local/dynamodb-local.ts";
@@ -22,6 +25,7 @@ declare module "vitest" {
 }
 
 let dynamodb: DynamoDbLocal | undefined;
+let cardKeyDir: string | undefined;
 
 export async function setup(project: TestProject) {
   dynamodb = await startDynamoDbLocal();
@@ -35,6 +39,10 @@ export async function setup(project: TestProject) {
   delete env.AWS_SESSION_TOKEN;
   delete env.AWS_PROFILE;
   env.LOG_LEVEL ??= "WARN";
+  // The card vault's local key file, created by the first worker that seals a card.
+  cardKeyDir = mkdtempSync(join(tmpdir(), "payment-api-test-keys-"));
+  env.CARD_KEY_FILE = join(cardKeyDir, "card-keys.json");
+  delete env.CARD_KEY_ID;
 
   const client = new DynamoDBClient({ endpoint: dynamodb.endpoint });
   try {
@@ -49,4 +57,5 @@ export async function setup(project: TestProject) {
 
 export async function teardown() {
   await dynamodb?.stop();
+  if (cardKeyDir) rmSync(cardKeyDir, { recursive: true, force: true });
 }

@@ -1,0 +1,5 @@
+import { api } from "../../shared/http/api.ts";
+import { showChallenge } from "../../shared/payments/challenge.ts";
+
+/** GET /3ds/{token}: the sandbox 3DS challenge page (no credentials: the token is the secret). */
+export const handler = api((request) => showChallenge(request.path.token ?? ""), { auth: "none" });

@@ -1,0 +1,9 @@
+import { pageOfEvents } from "../../shared/events/api-service.ts";
+import { api } from "../../shared/http/api.ts";
+import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
+
+/** GET /events */
+export const handler = api(async (request) => {
+  const page = readPageRequest(request, "event");
+  return pageReply("events", await pageOfEvents(request.caller, page), page);
+});

@@ -1,0 +1,9 @@
+import { api } from "../../shared/http/api.ts";
+import { ok } from "../../shared/http/reply.ts";
+import { getTransaction } from "../../shared/payments/service.ts";
+
+/** GET /transactions/{transaction_id} */
+export const handler = api(async (request) => {
+  const transaction = await getTransaction(request.caller, request.path.transaction_id ?? "");
+  return ok({ transaction });
+});

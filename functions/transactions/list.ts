@@ -1,0 +1,9 @@
+import { api } from "../../shared/http/api.ts";
+import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
+import { pageOfTransactions } from "../../shared/payments/service.ts";
+
+/** GET /transactions */
+export const handler = api(async (request) => {
+  const page = readPageRequest(request, "transaction");
+  return pageReply("transactions", await pageOfTransactions(request.caller, page), page);
+});

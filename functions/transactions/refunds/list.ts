@@ -1,0 +1,9 @@
+import { api } from "../../../shared/http/api.ts";
+import { ok } from "../../../shared/http/reply.ts";
+import { getTransaction } from "../../../shared/payments/service.ts";
+
+/** GET /transactions/{transaction_id}/refunds: every refund of the transaction, oldest first. */
+export const handler = api(async (request) => {
+  const { refunds } = await getTransaction(request.caller, request.path.transaction_id ?? "");
+  return ok({ refunds });
+});

@@ -1,0 +1,169 @@
+import { CfnOutput, Duration, type RemovalPolicy, type Stack } from "aws-cdk-lib";
+import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { FilterCriteria, StartingPosition } from "aws-cdk-lib/aws-lambda";
+import { DynamoEventSource, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { ApiFunction } from "./api-function.ts";
+import {
+  functionId,
+  type QueueDeclaration,
+  type QueueName,
+  queues,
+  queueWorkers,
+  streamConsumers,
+  type TableAction,
+} from "./topology.ts";
+
+/**
+ * The background work of `lib/topology.ts` in AWS (the local stack runs the same declarations in
+ * `lib/local/background.ts`): each queue with its dead-letter queue and an alarm on it, each
+ * stream consumer as a function on the table's stream behind its event filter, each queue worker
+ * as a function on its queue with partial batch failures. Every function gets exactly the table
+ * actions it declares and the queue rights it needs.
+ */
+export interface BackgroundWorkProps {
+  table: Table;
+  /** Environment every function gets (stage, service name, log level, …). */
+  environment: Record<string, string>;
+  removalPolicy: RemovalPolicy;
+}
+
+export interface BuiltQueue {
+  queue: Queue;
+  deadLetters: Queue;
+  /** In alarm while the dead-letter queue holds a message. */
+  deadLetterAlarm: Alarm;
+}
+
+export interface BuiltBackgroundWork {
+  queues: Record<QueueName, BuiltQueue>;
+  /** The function of each stream consumer and queue worker, by handler. */
+  functions: Map<string, ApiFunction>;
+  /** In alarm while a stream consumer falls behind the stream (its iterator age). */
+  iteratorAgeAlarms: Map<string, Alarm>;
+}
+
+/** A stream consumer whose oldest unprocessed record is older than this is stuck, not busy. */
+export const ITERATOR_AGE_ALARM_MS = 5 * 60 * 1000;
+
+export function buildBackgroundWork(stack: Stack, props: BackgroundWorkProps): BuiltBackgroundWork {
+  const built = {} as Record<QueueName, BuiltQueue>;
+  for (const [name, declaration] of Object.entries(queues) as [QueueName, QueueDeclaration][]) {
+    built[name] = buildQueue(stack, declaration, props.removalPolicy);
+  }
+
+  const functions = new Map<string, ApiFunction>();
+  const functionFor = (handler: string, timeoutSeconds: number) => {
+    const fn = new ApiFunction(stack, functionId(handler), {
+      handler,
+      environment: props.environment,
+      logRemovalPolicy: props.removalPolicy,
+      timeout: Duration.seconds(timeoutSeconds),
+    });
+    functions.set(handler, fn);
+    return fn;
+  };
+
+  const iteratorAgeAlarms = new Map<string, Alarm>();
+  for (const consumer of streamConsumers) {
+    const fn = functionFor(consumer.handler, consumer.timeoutSeconds);
+    grantTableActions(fn, props.table, consumer.table);
+    // Retried until it succeeds (no retry limit, no maximum record age): skipping a record would
+    // lose an event. `reportBatchItemFailures` restarts from the first failed record only.
+    fn.addEventSource(
+      new DynamoEventSource(props.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: consumer.batchSize,
+        reportBatchItemFailures: true,
+        filters: [FilterCriteria.filter({ ...consumer.filter })],
+      }),
+    );
+    for (const queueName of consumer.sendsTo) {
+      const { queue } = built[queueName];
+      queue.grantSendMessages(fn);
+      fn.addEnvironment(queues[queueName].urlVariable, queue.queueUrl);
+    }
+    iteratorAgeAlarms.set(
+      consumer.handler,
+      new Alarm(stack, `${functionId(consumer.handler)}IteratorAgeAlarm`, {
+        alarmDescription: `${consumer.handler} is more than ${ITERATOR_AGE_ALARM_MS / 60_000} minutes behind the table's stream: events are not being fanned out.`,
+        metric: fn.metric("IteratorAge", { statistic: "Maximum", period: Duration.minutes(1) }),
+        threshold: ITERATOR_AGE_ALARM_MS,
+        evaluationPeriods: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+
+  for (const worker of queueWorkers) {
+    const declaration = queues[worker.queue];
+    if (declaration.visibilityTimeoutSeconds < worker.timeoutSeconds) {
+      throw new Error(
+        `The visibility timeout of ${declaration.id} is shorter than ${worker.handler}'s time limit`,
+      );
+    }
+    const fn = functionFor(worker.handler, worker.timeoutSeconds);
+    grantTableActions(fn, props.table, worker.table);
+    const { queue } = built[worker.queue];
+    // The event source lets the function receive, delete and change the visibility of messages.
+    fn.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: worker.batchSize,
+        maxConcurrency: worker.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+    fn.addEnvironment(declaration.urlVariable, queue.queueUrl);
+  }
+
+  return { queues: built, functions, iteratorAgeAlarms };
+}
+
+function buildQueue(stack: Stack, declaration: QueueDeclaration, removalPolicy: RemovalPolicy): BuiltQueue {
+  const deadLetters = new Queue(stack, `${declaration.id}DeadLetters`, {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.seconds(declaration.deadLetterRetentionSeconds),
+    removalPolicy,
+  });
+  const queue = new Queue(stack, declaration.id, {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    visibilityTimeout: Duration.seconds(declaration.visibilityTimeoutSeconds),
+    retentionPeriod: Duration.seconds(declaration.retentionSeconds),
+    deadLetterQueue: { queue: deadLetters, maxReceiveCount: declaration.maxReceiveCount },
+    removalPolicy,
+  });
+  const deadLetterAlarm = new Alarm(stack, `${declaration.id}DeadLettersAlarm`, {
+    alarmDescription: `${declaration.id} moved a message to its dead-letter queue: a delivery gave up after its last attempt (or its message was not a delivery). The message is kept there intact.`,
+    metric: deadLetters.metricApproximateNumberOfMessagesVisible({
+      statistic: "Maximum",
+      period: Duration.minutes(1),
+    }),
+    threshold: 1,
+    evaluationPeriods: 1,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
+  new CfnOutput(stack, `${declaration.id}DeadLettersUrl`, {
+    value: deadLetters.queueUrl,
+    description: `Dead-letter queue of ${declaration.id}`,
+  });
+  return { queue, deadLetters, deadLetterAlarm };
+}
+
+/**
+ * Exactly `actions` on the table, and `TABLE_NAME`. The indexes are included only for `Query`
+ * (the other item actions address the table itself).
+ */
+function grantTableActions(fn: ApiFunction, table: Table, actions: readonly TableAction[]): void {
+  const resources = [table.tableArn];
+  if (actions.includes("Query")) resources.push(`${table.tableArn}/index/*`);
+  fn.addToRolePolicy(
+    new PolicyStatement({ actions: actions.map((action) => `dynamodb:${action}`), resources }),
+  );
+  fn.addEnvironment("TABLE_NAME", table.tableName);
+}

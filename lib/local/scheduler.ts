@@ -1,0 +1,111 @@
+import { clock } from "../../shared/clock.ts";
+import type { ScheduledJob } from "../../shared/scheduling/port.ts";
+import { completeJob, dueJobs, failJob } from "../../shared/scheduling/table.ts";
+import { type ScheduledJobDeclaration, scheduledJobs } from "../topology.ts";
+import { handlerLoader, invoke, lambdaContext } from "./lambda.ts";
+import { repoRoot } from "./paths.ts";
+
+/**
+ * The local stack's EventBridge Scheduler: every `intervalMs` it fires the jobs of the table
+ * scheduler (`shared/scheduling/table.ts`) that are due by `clock.now()`, each by invoking the
+ * function `lib/topology.ts` declares for its kind with the job as the event, as EventBridge
+ * Scheduler invokes it in AWS. A job that ran is deleted; one that failed is retried later. Jobs live
+ * in the table, so a job that fell due while the stack was down fires at the first tick after start.
+ *
+ * Imports `shared/config.ts` (through the table scheduler): import this module only once the
+ * environment is set (see `start.ts`).
+ */
+export interface LocalSchedulerOptions {
+  /** Pause between two ticks. Default 1000 ms. */
+  intervalMs?: number;
+  /** Where `functions/` lives. Default: the repository root. */
+  rootDir?: string;
+  /** How a job is run. Default: its declared handler, as Lambda would run it. */
+  run?: (job: ScheduledJob) => Promise<unknown>;
+  errorLog?: (message: string, error?: unknown) => void;
+}
+
+export interface LocalScheduler {
+  /** Fires every job due now, one after the other; resolves with how many ran successfully. */
+  tick(): Promise<number>;
+  /** Ticks every `intervalMs` until `stop()`. */
+  start(): void;
+  /** No new tick; waits for the running one. */
+  stop(): Promise<void>;
+}
+
+function declarationOf(job: ScheduledJob): ScheduledJobDeclaration {
+  const declaration = Object.values(scheduledJobs).find((candidate) => candidate.kind === job.kind);
+  if (!declaration) throw new Error(`No function is declared for scheduled jobs of kind ${job.kind}`);
+  return declaration;
+}
+
+export function createLocalScheduler(options: LocalSchedulerOptions = {}): LocalScheduler {
+  const intervalMs = options.intervalMs ?? 1000;
+  const errorLog = options.errorLog ?? ((message, error) => console.error(message, error ?? ""));
+  const load = handlerLoader(options.rootDir ?? repoRoot);
+  const run =
+    options.run ??
+    (async (job: ScheduledJob) => {
+      const { handler, timeoutSeconds } = declarationOf(job);
+      const timeoutMs = timeoutSeconds * 1000;
+      return invoke(await load(handler), job, lambdaContext(handler, timeoutMs), timeoutMs);
+    });
+
+  let running: Promise<number> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function fireDue(): Promise<number> {
+    let ran = 0;
+    for (const stored of await dueJobs(clock.now())) {
+      try {
+        await run(stored.job);
+        await completeJob(stored);
+        ran += 1;
+      } catch (error) {
+        const next = await failJob(stored, clock.now());
+        errorLog(
+          next === "dead"
+            ? `Scheduled job ${stored.name} failed its last attempt: moved to the dead jobs`
+            : `Scheduled job ${stored.name} failed (attempt ${stored.attempts + 1}); it will run again`,
+          error,
+        );
+      }
+    }
+    return ran;
+  }
+
+  function tick(): Promise<number> {
+    // One tick at a time: a job is never fired twice at once by the same scheduler.
+    running ??= fireDue().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  function schedule() {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      tick()
+        .catch((error: unknown) => errorLog("The local scheduler could not read its jobs", error))
+        .finally(schedule);
+    }, intervalMs);
+  }
+
+  return {
+    tick,
+    start() {
+      stopped = false;
+      // At once: jobs that fell due while the stack was down fire now.
+      void tick()
+        .catch((error: unknown) => errorLog("The local scheduler could not read its jobs", error))
+        .finally(schedule);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}

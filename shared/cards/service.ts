@@ -1,0 +1,89 @@
+import type { TransactItem } from "../db/transactions.ts";
+import type { CardCredentials } from "../gateways/connector.ts";
+import type { Caller } from "../http/auth.ts";
+import { notFound } from "../http/errors.ts";
+import type { Input } from "../http/input.ts";
+import { isId, newId } from "../ids.ts";
+import { type Card, type CardSecrets, isUsable, newCard, type PresentedCard, presentCard } from "./card.ts";
+import { normalizeCardNumber } from "./card-number.ts";
+import { parseCardInput } from "./schema.ts";
+import { anonymizeCard, findCard, insertCard } from "./store.ts";
+import { cardVault } from "./vault.ts";
+
+/**
+ * Tokenizes a card: validates it, seals its number and CVC (each with its own data key), computes
+ * its fingerprint, and stores it; `commit` receives the presented card and returns the writes that
+ * must commit with it (the stored answer of an idempotent request).
+ */
+export async function tokenizeCard(
+  caller: Caller,
+  input: Input,
+  commit: (presented: PresentedCard) => TransactItem[],
+  now = new Date(),
+): Promise<PresentedCard> {
+  const card = parseCardInput(input, now);
+  const id = newId("card");
+  const vault = cardVault();
+  const context = { projectId: caller.projectId, cardId: id };
+  const [numberSealed, cvcSealed, fingerprint] = await Promise.all([
+    vault.seal(card.number, { ...context, field: "number" }),
+    card.cvc === null ? null : vault.seal(card.cvc, { ...context, field: "cvc" }),
+    vault.fingerprint(caller.environment.root_project_id, card.number),
+  ]);
+  const stored = newCard(caller, id, card, fingerprint, now);
+  const presented = presentCard(stored);
+  await insertCard(stored, { number_sealed: numberSealed, cvc_sealed: cvcSealed }, commit(presented));
+  return presented;
+}
+
+/**
+ * What identifies a `POST /cards` request for its `Idempotency-Key`. The stored request fingerprint
+ * is a plain SHA-256, which must never cover a card number or CVC (a hash of a PAN must be keyed,
+ * PCI DSS 3.5.1.1; a CVC has too few values to hide in any hash): the number is replaced by its keyed
+ * fingerprint, and the CVC left out, so a retry with the same key and card replays the first answer.
+ */
+export async function cardIdempotencyParameters(caller: Caller, query: Input, body: Input): Promise<unknown> {
+  const { number, cvc, cvc2, ...rest } = body;
+  const digits = typeof number === "string" ? normalizeCardNumber(number) : undefined;
+  const numberFingerprint = digits
+    ? await cardVault().fingerprint(caller.environment.root_project_id, digits)
+    : undefined;
+  return {
+    query,
+    body: {
+      ...rest,
+      number_fingerprint: numberFingerprint,
+      cvc_given: cvc !== undefined || cvc2 !== undefined,
+    },
+  };
+}
+
+export async function getCard(caller: Caller, id: string): Promise<PresentedCard> {
+  const found = isId("card", id) ? await findCard(caller.projectId, id) : undefined;
+  if (!found || found.card.anonymized_at !== null) throw notFound("card", id);
+  return presentCard(found.card);
+}
+
+/** `DELETE /cards/{id}`: anonymizes the card (see `anonymizeCard`); a card already anonymized is gone. */
+export async function removeCard(caller: Caller, id: string, now = new Date()): Promise<void> {
+  if (!isId("card", id) || !(await anonymizeCard(caller.projectId, id, now))) throw notFound("card", id);
+}
+
+/** A card of the environment that can pay (not anonymized), or a 404. */
+export async function usableCard(caller: Caller, id: string): Promise<{ card: Card; secrets: CardSecrets }> {
+  const found = isId("card", id) ? await findCard(caller.projectId, id) : undefined;
+  if (!found || !isUsable(found.card, found.secrets)) throw notFound("card", id);
+  return found;
+}
+
+/** Opens a usable card's secrets for one call to a connector. Keep the result no longer than that call. */
+export async function cardCredentials(card: Card, secrets: CardSecrets): Promise<CardCredentials> {
+  if (!secrets.number_sealed) throw new Error(`Card ${card.id} has no number: it cannot be used`);
+  const vault = cardVault();
+  const context = { projectId: card.project_id, cardId: card.id };
+  const [number, cvc] = await Promise.all([
+    vault.open(secrets.number_sealed, { ...context, field: "number" }),
+    secrets.cvc_sealed ? vault.open(secrets.cvc_sealed, { ...context, field: "cvc" }) : null,
+  ]);
+  return { number, expMonth: card.exp_month, expYear: card.exp_year, cvc, name: card.name };
+}

@@ -1,0 +1,218 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { BatchGetCommand, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { config } from "../config.ts";
+import { dynamo } from "../db/client.ts";
+import { keys, type Scope } from "../db/keys.ts";
+import { type TransactItem, transactWrite } from "../db/transactions.ts";
+import type { CheckResults } from "../gateways/connector.ts";
+import type { Card, CardSecrets } from "./card.ts";
+
+/**
+ * Table access for cards. A card is one item (`keys.resource`, type `card`) holding the card's
+ * public fields and its sealed secrets (`number_sealed`, `cvc_sealed`); cards are not listed.
+ *
+ * Using a card as a payment source: read it with `findCard` (consistent) and check `isUsable`,
+ * then put `cardUsableCheck` (or `cardCheckedWrite`, for the first authorization or verification,
+ * which also drops the CVC) in the transaction that records the payment, so a card anonymized
+ * meanwhile cannot be charged.
+ */
+const ENTITY = "card";
+
+/** Not anonymized. The condition of every use of a card. */
+const USABLE =
+  "#type = :card AND (attribute_not_exists(#anonymized_at) OR attribute_type(#anonymized_at, :null))";
+const USABLE_NAMES = { "#type": "type", "#anonymized_at": "anonymized_at" };
+const USABLE_VALUES = { ":card": ENTITY, ":null": "NULL" };
+
+function fromItem(item: Record<string, unknown>): { card: Card; secrets: CardSecrets } {
+  const { pk, sk, type, version, number_sealed, cvc_sealed, ...card } = item;
+  return {
+    card: card as unknown as Card,
+    secrets: {
+      number_sealed: (number_sealed ?? null) as CardSecrets["number_sealed"],
+      cvc_sealed: (cvc_sealed ?? null) as CardSecrets["cvc_sealed"],
+    },
+  };
+}
+
+export async function insertCard(
+  card: Card,
+  secrets: CardSecrets,
+  alsoWrite: TransactItem[] = [],
+): Promise<void> {
+  await transactWrite([
+    {
+      Put: {
+        TableName: config.tableName,
+        Item: {
+          ...keys.resource(card.project_id, card.id),
+          type: ENTITY,
+          version: 1,
+          ...card,
+          ...(secrets.number_sealed ? { number_sealed: secrets.number_sealed } : {}),
+          ...(secrets.cvc_sealed ? { cvc_sealed: secrets.cvc_sealed } : {}),
+        },
+        ConditionExpression: "attribute_not_exists(pk)",
+      },
+    },
+    ...alsoWrite,
+  ]);
+}
+
+/** A card of the environment, anonymized or not, with its sealed secrets. */
+export async function findCard(
+  scope: Scope,
+  id: string,
+): Promise<{ card: Card; secrets: CardSecrets } | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),
+  );
+  return Item?.type === ENTITY ? fromItem(Item) : undefined;
+}
+
+const BATCH_ATTEMPTS = 8;
+
+/** Several cards of one environment in one round trip (their public fields only), by id. */
+export async function findCards(scope: Scope, ids: readonly string[]): Promise<Map<string, Card>> {
+  const found = new Map<string, Card>();
+  let pending = [...new Set(ids)].map((id) => keys.resource(scope, id));
+  // BatchGet reads at most 100 keys and may leave some unprocessed under load: ask again for those.
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt >= BATCH_ATTEMPTS) throw new Error(`DynamoDB left ${pending.length} cards unread`);
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
+    const batch = pending.slice(0, 100);
+    const output = await dynamo.send(
+      new BatchGetCommand({
+        RequestItems: {
+          [config.tableName]: {
+            Keys: batch,
+            ConsistentRead: true,
+            ProjectionExpression: PUBLIC_PROJECTION.expression,
+            ExpressionAttributeNames: PUBLIC_PROJECTION.names,
+          },
+        },
+      }),
+    );
+    for (const item of output.Responses?.[config.tableName] ?? []) {
+      if (item.type === ENTITY) {
+        const { card } = fromItem(item);
+        found.set(card.id, card);
+      }
+    }
+    const unprocessed = output.UnprocessedKeys?.[config.tableName]?.Keys ?? [];
+    pending = [...(unprocessed as typeof batch), ...pending.slice(100)];
+  }
+  return found;
+}
+
+/** Every attribute of a card but its secrets: presenting cards never reads them. */
+const PUBLIC_ATTRIBUTES: readonly (keyof Card | "type")[] = [
+  "type",
+  "id",
+  "project_id",
+  "sandbox",
+  "scheme",
+  "co_scheme",
+  "preferred_scheme",
+  "card_type",
+  "bank_name",
+  "brand",
+  "category",
+  "iin",
+  "last_4_digits",
+  "exp_month",
+  "exp_year",
+  "cvc_check",
+  "avs_check",
+  "name",
+  "fingerprint",
+  "metadata",
+  "created_at",
+  "anonymized_at",
+];
+const PUBLIC_PROJECTION = {
+  expression: PUBLIC_ATTRIBUTES.map((_, i) => `#a${i}`).join(", "),
+  names: Object.fromEntries(PUBLIC_ATTRIBUTES.map((name, i) => [`#a${i}`, name])),
+};
+
+/** A check, for the transaction that uses the card, that it is still there and not anonymized. */
+export function cardUsableCheck(scope: Scope, id: string): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: config.tableName,
+      Key: keys.resource(scope, id),
+      ConditionExpression: USABLE,
+      ExpressionAttributeNames: USABLE_NAMES,
+      ExpressionAttributeValues: USABLE_VALUES,
+    },
+  };
+}
+
+/**
+ * Records the CVC and AVS results of an authorization or verification on the card and drops its CVC,
+ * which may not outlive that first use (PCI DSS 3.3.1.2), on the condition that the card is usable.
+ * A CVC that was not sent leaves the card's `cvc_check` as it is.
+ */
+export function cardCheckedWrite(scope: Scope, id: string, checks: CheckResults): TransactItem {
+  const names: Record<string, string> = {
+    ...USABLE_NAMES,
+    "#avs_check": "avs_check",
+    "#cvc_sealed": "cvc_sealed",
+  };
+  const values: Record<string, unknown> = { ...USABLE_VALUES, ":avs": checks.avs };
+  const assignments = ["#avs_check = :avs"];
+  if (checks.cvc !== "unavailable") {
+    names["#cvc_check"] = "cvc_check";
+    values[":cvc"] = checks.cvc;
+    assignments.push("#cvc_check = :cvc");
+  }
+  return {
+    Update: {
+      TableName: config.tableName,
+      Key: keys.resource(scope, id),
+      UpdateExpression: `SET ${assignments.join(", ")} REMOVE #cvc_sealed`,
+      ConditionExpression: USABLE,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/**
+ * Anonymizes a card: drops its sealed number and CVC, its name and metadata, and marks it, keeping
+ * what past transactions show (iin, last 4 digits, scheme, expiry, fingerprint). False when there
+ * is no such usable card.
+ */
+export async function anonymizeCard(scope: Scope, id: string, now: Date): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.resource(scope, id),
+        UpdateExpression:
+          "SET #anonymized_at = :now, #name = :no_name, #metadata = :no_metadata, #version = #version + :one " +
+          "REMOVE #number_sealed, #cvc_sealed",
+        ConditionExpression: USABLE,
+        ExpressionAttributeNames: {
+          ...USABLE_NAMES,
+          "#name": "name",
+          "#metadata": "metadata",
+          "#version": "version",
+          "#number_sealed": "number_sealed",
+          "#cvc_sealed": "cvc_sealed",
+        },
+        ExpressionAttributeValues: {
+          ...USABLE_VALUES,
+          ":now": now.toISOString(),
+          ":no_name": null,
+          ":no_metadata": {},
+          ":one": 1,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,248 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { config } from "../config.ts";
+import { dynamo } from "../db/client.ts";
+import { countChange } from "../db/counters.ts";
+import { keys, type Scope } from "../db/keys.ts";
+import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
+import { cancelledItem, failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
+import { conditionAttributes, type TransactionRecord, type TransactionStatus } from "./transaction.ts";
+
+/**
+ * Table access for transactions. A transaction is one item (`keys.resource`, type `transaction`),
+ * listed and counted; its refunds and operations are lists in it. Every write of a transaction puts
+ * the whole item on the condition that it is still the version read (and in the status the
+ * transition leaves), so two requests can never both apply a transition; money conditions (capture
+ * window, amount left to refund) are repeated in the condition on the minor-unit numbers kept beside
+ * the decimal strings.
+ */
+const ENTITY = "transaction";
+const INVOICE_ENTITY = "invoice";
+const CHALLENGE_ENTITY = "challenge";
+
+export interface VersionedTransaction {
+  record: TransactionRecord;
+  version: number;
+}
+
+const CONDITION_ATTRIBUTES = [
+  "authorized_minor",
+  "captured_minor",
+  "refundable_minor",
+  "capture_deadline_ms",
+];
+
+function fromItem(item: Record<string, unknown>): VersionedTransaction {
+  const { pk, sk, gsi1pk, gsi1sk, type, version, ...rest } = item;
+  for (const name of CONDITION_ATTRIBUTES) delete rest[name];
+  return { record: rest as unknown as TransactionRecord, version: Number(version) };
+}
+
+function item(record: TransactionRecord, version: number) {
+  return {
+    ...keys.resource(record.project_id, record.id),
+    ...keys.listing(record.project_id, ENTITY, record.id),
+    type: ENTITY,
+    version,
+    ...conditionAttributes(record),
+    ...record,
+  };
+}
+
+export async function findTransactionRecord(
+  scope: Scope,
+  id: string,
+): Promise<VersionedTransaction | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),
+  );
+  return Item?.type === ENTITY ? fromItem(Item) : undefined;
+}
+
+export async function listTransactions(scope: Scope, page: PageRequest): Promise<Page<TransactionRecord>> {
+  const result = await queryPage(scope, ENTITY, page);
+  return { ...result, items: result.items.map((found) => fromItem(found).record) };
+}
+
+export type CreateOutcome = "created" | "invoice-not-found" | { takenBy: string } | { failedCheck: number };
+
+/**
+ * Creates the invoice's transaction (already reserved for its authorization) and links the invoice
+ * to it, atomically, on the condition that the invoice has no transaction yet: concurrent
+ * authorizations of one invoice create one transaction. `checks` (card, token, customer currency)
+ * commit with it; a failed one is reported by its index in `checks`.
+ */
+export async function insertTransaction(
+  record: TransactionRecord,
+  invoiceChanges: { incremental: boolean },
+  checks: TransactItem[],
+): Promise<CreateOutcome> {
+  const scope = record.project_id;
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: config.tableName,
+          Key: keys.resource(scope, record.invoice_id),
+          UpdateExpression:
+            "SET #transaction_id = :id, #incremental = :incremental, #version = #version + :one",
+          ConditionExpression:
+            "#type = :invoice AND (attribute_not_exists(#transaction_id) OR attribute_type(#transaction_id, :null))",
+          ExpressionAttributeNames: {
+            "#transaction_id": "transaction_id",
+            "#incremental": "incremental",
+            "#version": "version",
+            "#type": "type",
+          },
+          ExpressionAttributeValues: {
+            ":id": record.id,
+            ":incremental": invoiceChanges.incremental,
+            ":one": 1,
+            ":invoice": INVOICE_ENTITY,
+            ":null": "NULL",
+          },
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        },
+      },
+      {
+        Put: {
+          TableName: config.tableName,
+          Item: item(record, 1),
+          ConditionExpression: "attribute_not_exists(pk)",
+        },
+      },
+      countChange(scope, ENTITY, 1),
+      ...checks,
+    ]);
+    return "created";
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (!failed) throw error;
+    if (failed.includes(0)) {
+      const invoice = cancelledItem(error, 0);
+      if (invoice?.type !== INVOICE_ENTITY) return "invoice-not-found";
+      return { takenBy: String(invoice.transaction_id) };
+    }
+    const check = failed.find((index) => index >= 3);
+    if (check !== undefined) return { failedCheck: check - 3 };
+    throw error;
+  }
+}
+
+/** What a transition requires of the stored transaction besides its version. */
+export interface Expected {
+  status: TransactionStatus;
+  /** The reservation the writer holds; `null`: none may be held (or `takeover`). */
+  pending: string | null;
+  /** When set, the expired reservation being taken over (`pending` is then ignored). */
+  takeover?: { id: string; now: number };
+  /** Capture: still within the capture window at `now`, and authorized at least `minor`. */
+  capture?: { now: number; minor: number };
+  /** Refund: at least `minor` left to refund. */
+  refund?: { minor: number };
+}
+
+/** The write of one transition, for the transaction that also records its events. */
+export function transitionWrite(
+  current: VersionedTransaction,
+  next: TransactionRecord,
+  expected: Expected,
+): TransactItem {
+  const names: Record<string, string> = { "#version": "version", "#status": "status", "#pending": "pending" };
+  const values: Record<string, unknown> = { ":version": current.version, ":status": expected.status };
+  const conditions = ["#version = :version", "#status = :status"];
+  if (expected.takeover) {
+    names["#id"] = "id";
+    names["#lease"] = "lease_until";
+    values[":pendingId"] = expected.takeover.id;
+    values[":now"] = expected.takeover.now;
+    conditions.push("#pending.#id = :pendingId", "#pending.#lease < :now");
+  } else if (expected.pending === null) {
+    values[":null"] = "NULL";
+    conditions.push("(attribute_not_exists(#pending) OR attribute_type(#pending, :null))");
+  } else {
+    names["#id"] = "id";
+    values[":pendingId"] = expected.pending;
+    conditions.push("#pending.#id = :pendingId");
+  }
+  if (expected.capture) {
+    names["#deadline"] = "capture_deadline_ms";
+    names["#authorized"] = "authorized_minor";
+    values[":captureAt"] = expected.capture.now;
+    values[":captureMinor"] = expected.capture.minor;
+    conditions.push("#deadline > :captureAt", "#authorized >= :captureMinor");
+  }
+  if (expected.refund) {
+    names["#refundable"] = "refundable_minor";
+    values[":refundMinor"] = expected.refund.minor;
+    conditions.push("#refundable >= :refundMinor");
+  }
+  return {
+    Put: {
+      TableName: config.tableName,
+      Item: item(next, current.version + 1),
+      ConditionExpression: conditions.join(" AND "),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/**
+ * Commits a transition (item 0) with what goes with it; `changed` when the transaction was no longer
+ * as read (another request moved it first), `{ failedCheck }` when another item's condition failed.
+ */
+export async function commitTransition(
+  items: TransactItem[],
+): Promise<"committed" | "changed" | { failedCheck: number }> {
+  try {
+    await transactWrite(items);
+    return "committed";
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (!failed || failed.length === 0) throw error;
+    if (failed.includes(0)) return "changed";
+    return { failedCheck: failed[0] as number };
+  }
+}
+
+/** The item that lets the credential-less challenge page find its transaction. */
+export function challengePut(token: string, record: TransactionRecord): TransactItem {
+  return {
+    Put: {
+      TableName: config.tableName,
+      Item: {
+        ...keys.challenge(token),
+        type: CHALLENGE_ENTITY,
+        scope: record.project_id,
+        transaction_id: record.id,
+      },
+      ConditionExpression: "attribute_not_exists(pk)",
+    },
+  };
+}
+
+export async function findChallenge(
+  token: string,
+): Promise<{ scope: Scope; transactionId: string } | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.challenge(token), ConsistentRead: true }),
+  );
+  if (Item?.type !== CHALLENGE_ENTITY) return undefined;
+  return { scope: String(Item.scope), transactionId: String(Item.transaction_id) };
+}
+
+/** A customer token item (of its customer's partition), consistently read; undefined when absent. */
+export async function findTokenItem(
+  scope: Scope,
+  customerId: string,
+  tokenId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: config.tableName,
+      Key: keys.child(scope, customerId, "token", tokenId),
+      ConsistentRead: true,
+    }),
+  );
+  return Item;
+}

@@ -1,0 +1,511 @@
+import type { CustomerAction } from "../gateways/connector.ts";
+import { newId } from "../ids.ts";
+import {
+  addAmounts,
+  compareAmounts,
+  fromMinorUnits,
+  isZeroAmount,
+  subtractAmounts,
+  toMinorUnits,
+} from "../money.ts";
+
+/**
+ * A transaction: the one payment of an invoice, with its state machine. Pure: the store writes what
+ * these functions return, each transition on the condition that the transaction is still in the
+ * state (status + version) it was read in.
+ *
+ * States (`status`) and what moves them:
+ *
+ *   (none) ──authorize: reserve──▶ waiting+pending(authorization)
+ *   waiting+pending(authorization) ──approved──▶ authorized
+ *                                  ──3DS challenge asked──▶ waiting (challenge open)
+ *                                  ──declined──▶ failed
+ *   waiting (challenge answered) ──authorize again: reserve──▶ waiting+pending(authorization)
+ *   authorized ──capture (within 7 days)──▶ completed        ──capture declined──▶ failed
+ *   authorized ──void──▶ voided
+ *   authorized ──increment_authorization──▶ authorized (amount raised)
+ *   completed ──refund (partial)──▶ completed (refunded = true)
+ *   completed ──refund (the rest)──▶ refunded
+ *
+ * Every provider call happens between two writes: a reservation (`pending`, a leased claim of the
+ * transaction for one operation, taken by a conditional write so two requests can never both call
+ * the provider for the same step) and its settlement (which clears `pending`). A reservation whose
+ * lease ran out (its holder crashed) is taken over by the next request, which repeats the provider
+ * call with the same operation reference (providers treat a repeated reference as the same
+ * operation) and settles it.
+ */
+export type TransactionStatus = "waiting" | "authorized" | "completed" | "failed" | "voided" | "refunded";
+
+export type OperationType = "request" | "three_d_s_check" | "authorization" | "capture" | "void" | "refund";
+
+export interface Operation {
+  id: string;
+  type: OperationType;
+  amount: string;
+  success: boolean;
+  error_code: string | null;
+  created_at: string;
+}
+
+export type RefundReason = "customer_request" | "duplicate" | "fraud";
+
+export interface Refund {
+  id: string;
+  transaction_id: string;
+  amount: string;
+  reason: RefundReason | null;
+  information: string | null;
+  has_failed: boolean;
+  metadata: Record<string, string>;
+  sandbox: boolean;
+  created_at: string;
+}
+
+export type PendingType = "authorization" | "capture" | "void" | "refund" | "increment";
+
+/** A reserved provider call: who may make it until when, and with which reference. */
+export interface PendingOperation {
+  /** The operation reference given to the provider: the same on every attempt of this operation. */
+  id: string;
+  type: PendingType;
+  amount: string;
+  /** The `Idempotency-Key` of the request that reserved it: its retry may finish it as its own. */
+  request_key: string | null;
+  /** Epoch milliseconds after which another request may take the operation over. */
+  lease_until: number;
+  /** For a refund: the refund it records. */
+  refund: Refund | null;
+}
+
+/** A 3DS challenge of this transaction, answered on the challenge page (`/3ds/{token}`). */
+export interface Challenge {
+  token: string;
+  result: "approved" | "failed" | null;
+}
+
+/** `pending` while a challenge is open; otherwise what the connector reported. */
+export type ThreeDSStatus = "not-applicable" | "pending" | "frictionless" | "challenge-passed" | "failed";
+
+export interface TransactionRecord {
+  id: string;
+  project_id: string;
+  invoice_id: string;
+  customer_id: string | null;
+  subscription_id: string | null;
+  token_id: string | null;
+  card_id: string;
+  gateway_configuration_id: string;
+  gateway_name: string;
+  name: string;
+  amount: string;
+  currency: string;
+  authorized_amount: string;
+  captured_amount: string;
+  refunded_amount: string;
+  voided_amount: string;
+  status: TransactionStatus;
+  chargedback: boolean;
+  three_d_s_status: ThreeDSStatus;
+  error_code: string | null;
+  error_message: string | null;
+  /** Whether the authorization was requested with `incremental=true`. */
+  incremental: boolean;
+  auto_capture_at: string | null;
+  /** What the automatic capture captures (`capture_amount`); null: all that is authorized. */
+  auto_capture_amount?: string | null;
+  gateway_reference: string | null;
+  authorized_at: string | null;
+  operations: Operation[];
+  refunds: Refund[];
+  challenge: Challenge | null;
+  pending: PendingOperation | null;
+  metadata: Record<string, string>;
+  sandbox: boolean;
+  created_at: string;
+}
+
+/** Capturing an authorization is allowed for 7 days after it. */
+export const CAPTURE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+/** Longer than any function runs: past it, the holder of a reservation is known to be gone. */
+export const OPERATION_LEASE_MS = 60_000;
+
+export interface NewTransaction {
+  projectId: string;
+  sandbox: boolean;
+  invoice: { id: string; name: string; amount: string; currency: string; customer_id: string | null };
+  source: { cardId: string; tokenId: string | null };
+  gateway: { configurationId: string; name: string };
+  incremental: boolean;
+  autoCaptureAt: string | null;
+  autoCaptureAmount: string | null;
+  metadata: Record<string, string>;
+  requestKey: string | null;
+}
+
+/** A new transaction, reserved for its first authorization. */
+export function newTransaction(input: NewTransaction, now: Date): TransactionRecord {
+  const at = now.toISOString();
+  const zero = zeroIn(input.invoice.currency);
+  const record: TransactionRecord = {
+    id: newId("transaction"),
+    project_id: input.projectId,
+    invoice_id: input.invoice.id,
+    customer_id: input.invoice.customer_id,
+    subscription_id: null,
+    token_id: input.source.tokenId,
+    card_id: input.source.cardId,
+    gateway_configuration_id: input.gateway.configurationId,
+    gateway_name: input.gateway.name,
+    name: input.invoice.name,
+    amount: input.invoice.amount,
+    currency: input.invoice.currency,
+    authorized_amount: zero,
+    captured_amount: zero,
+    refunded_amount: zero,
+    voided_amount: zero,
+    status: "waiting",
+    chargedback: false,
+    three_d_s_status: "not-applicable",
+    error_code: null,
+    error_message: null,
+    incremental: input.incremental,
+    auto_capture_at: input.autoCaptureAt,
+    auto_capture_amount: input.autoCaptureAmount,
+    gateway_reference: null,
+    authorized_at: null,
+    operations: [operation("request", input.invoice.amount, true, null, now)],
+    refunds: [],
+    challenge: null,
+    pending: null,
+    metadata: input.metadata,
+    sandbox: input.sandbox,
+    created_at: at,
+  };
+  return reserved(record, "authorization", input.invoice.amount, input.requestKey, now);
+}
+
+function zeroIn(currency: string): string {
+  return fromMinorUnits(0n, currency);
+}
+
+function operation(
+  type: OperationType,
+  amount: string,
+  success: boolean,
+  errorCode: string | null,
+  now: Date,
+): Operation {
+  return {
+    id: newId("operation"),
+    type,
+    amount,
+    success,
+    error_code: errorCode,
+    created_at: now.toISOString(),
+  };
+}
+
+/** The transaction claimed for one provider call (see `PendingOperation`). */
+export function reserved(
+  record: TransactionRecord,
+  type: PendingType,
+  amount: string,
+  requestKey: string | null,
+  now: Date,
+  refund: Refund | null = null,
+): TransactionRecord {
+  const id = type === "authorization" ? record.id : newId("operation");
+  return {
+    ...record,
+    pending: {
+      id,
+      type,
+      amount,
+      request_key: requestKey,
+      lease_until: now.getTime() + OPERATION_LEASE_MS,
+      refund,
+    },
+  };
+}
+
+/** A reservation whose holder is gone, claimed again (same operation, same reference) with a new lease. */
+/**
+ * When the automatic capture of an authorization may run: at `auto_capture_at`, if it was asked for.
+ * The job checks it, so a schedule that fires early or for another transaction captures nothing.
+ */
+export function autoCaptureDue(record: TransactionRecord, now: Date): boolean | "not-requested" {
+  if (record.auto_capture_at === null) return "not-requested";
+  return Date.parse(record.auto_capture_at) <= now.getTime();
+}
+
+export function takenOver(record: TransactionRecord, now: Date): TransactionRecord {
+  if (!record.pending) throw new Error(`Transaction ${record.id} has no reserved operation to take over`);
+  return { ...record, pending: { ...record.pending, lease_until: now.getTime() + OPERATION_LEASE_MS } };
+}
+
+export function leaseExpired(pending: PendingOperation, now: Date): boolean {
+  return pending.lease_until < now.getTime();
+}
+
+function settled(record: TransactionRecord): TransactionRecord {
+  return { ...record, pending: null };
+}
+
+export function authorizedWith(
+  record: TransactionRecord,
+  gatewayReference: string,
+  threeDS: ThreeDSStatus,
+  now: Date,
+): TransactionRecord {
+  const amount = record.pending?.amount ?? record.amount;
+  return {
+    ...settled(record),
+    status: "authorized",
+    authorized_amount: amount,
+    gateway_reference: gatewayReference,
+    three_d_s_status: threeDS,
+    authorized_at: now.toISOString(),
+    error_code: null,
+    error_message: null,
+    operations: [
+      ...record.operations,
+      ...threeDSCheck(record, threeDS, now),
+      operation("authorization", amount, true, null, now),
+    ],
+  };
+}
+
+function threeDSCheck(record: TransactionRecord, threeDS: ThreeDSStatus, now: Date): Operation[] {
+  if (threeDS === "not-applicable") return [];
+  return [
+    operation(
+      "three_d_s_check",
+      record.amount,
+      threeDS !== "failed",
+      threeDS === "failed" ? "card.failed-three-d-s" : null,
+      now,
+    ),
+  ];
+}
+
+/** The issuer asks the customer for a 3DS challenge: the transaction waits for the answer. */
+export function awaitingChallenge(record: TransactionRecord, challengeToken: string): TransactionRecord {
+  return {
+    ...settled(record),
+    status: "waiting",
+    three_d_s_status: "pending",
+    challenge: { token: challengeToken, result: null },
+  };
+}
+
+export function challengeAnswered(
+  record: TransactionRecord,
+  result: "approved" | "failed",
+): TransactionRecord {
+  if (!record.challenge) throw new Error(`Transaction ${record.id} has no open challenge`);
+  return { ...record, challenge: { ...record.challenge, result } };
+}
+
+export function authorizationDeclined(
+  record: TransactionRecord,
+  decline: { errorType: string; message: string },
+  threeDS: ThreeDSStatus,
+  now: Date,
+): TransactionRecord {
+  return {
+    ...settled(record),
+    status: "failed",
+    three_d_s_status: threeDS,
+    error_code: decline.errorType,
+    error_message: decline.message,
+    operations: [
+      ...record.operations,
+      ...threeDSCheck(record, threeDS, now),
+      operation("authorization", record.pending?.amount ?? record.amount, false, decline.errorType, now),
+    ],
+  };
+}
+
+export function capturedWith(record: TransactionRecord, chargedBack: boolean, now: Date): TransactionRecord {
+  const amount = pendingAmount(record);
+  return {
+    ...settled(record),
+    status: "completed",
+    captured_amount: amount,
+    chargedback: chargedBack,
+    operations: [...record.operations, operation("capture", amount, true, null, now)],
+  };
+}
+
+export function voided(record: TransactionRecord, now: Date): TransactionRecord {
+  return {
+    ...settled(record),
+    status: "voided",
+    voided_amount: record.authorized_amount,
+    operations: [...record.operations, operation("void", record.authorized_amount, true, null, now)],
+  };
+}
+
+export function incremented(record: TransactionRecord, now: Date): TransactionRecord {
+  const amount = pendingAmount(record);
+  return {
+    ...settled(record),
+    authorized_amount: written(addAmounts(record.authorized_amount, amount), record.currency),
+    operations: [...record.operations, operation("authorization", amount, true, null, now)],
+  };
+}
+
+export function refunded(record: TransactionRecord, now: Date): TransactionRecord {
+  const refund = pendingRefund(record);
+  const total = written(addAmounts(record.refunded_amount, refund.amount), record.currency);
+  return {
+    ...settled(record),
+    status: compareAmounts(total, record.captured_amount) >= 0 ? "refunded" : record.status,
+    refunded_amount: total,
+    refunds: [...record.refunds, refund],
+    operations: [...record.operations, operation("refund", refund.amount, true, null, now)],
+  };
+}
+
+/**
+ * A follow-up operation the provider declined. A declined capture fails the transaction; a declined
+ * void, refund or increment leaves its state, with the failed operation (and failed refund) recorded.
+ */
+export function followUpDeclined(
+  record: TransactionRecord,
+  decline: { errorType: string; message: string },
+  now: Date,
+): TransactionRecord {
+  const pending = record.pending;
+  if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
+  const type: OperationType = pending.type === "increment" ? "authorization" : pending.type;
+  const failed = operation(type, pending.amount, false, decline.errorType, now);
+  const next: TransactionRecord = {
+    ...settled(record),
+    error_code: decline.errorType,
+    error_message: decline.message,
+    operations: [...record.operations, failed],
+  };
+  if (pending.type === "capture") return { ...next, status: "failed" };
+  if (pending.type === "refund" && pending.refund)
+    return { ...next, refunds: [...record.refunds, { ...pending.refund, has_failed: true }] };
+  return next;
+}
+
+function pendingAmount(record: TransactionRecord): string {
+  if (!record.pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
+  return record.pending.amount;
+}
+
+function pendingRefund(record: TransactionRecord): Refund {
+  if (!record.pending?.refund) throw new Error(`Transaction ${record.id} has no reserved refund`);
+  return record.pending.refund;
+}
+
+export function newRefund(
+  record: TransactionRecord,
+  input: {
+    amount: string;
+    reason: RefundReason | null;
+    information: string | null;
+    metadata: Record<string, string>;
+  },
+  now: Date,
+): Refund {
+  return {
+    id: newId("refund"),
+    transaction_id: record.id,
+    amount: input.amount,
+    reason: input.reason,
+    information: input.information,
+    has_failed: false,
+    metadata: input.metadata,
+    sandbox: record.sandbox,
+    created_at: now.toISOString(),
+  };
+}
+
+/** What is left to refund: captured minus refunded. */
+export function refundable(record: TransactionRecord): string {
+  return written(subtractAmounts(record.captured_amount, record.refunded_amount), record.currency);
+}
+
+/** A computed amount written with its currency's decimals, as amounts are shown ("12.5" → "12.50"). */
+function written(amount: string, currency: string): string {
+  return fromMinorUnits(toMinorUnits(amount, currency), currency);
+}
+
+/** What the authorization still holds: authorized, not yet captured nor voided. */
+export function available(record: TransactionRecord): string {
+  if (record.status !== "authorized") return zeroIn(record.currency);
+  return record.authorized_amount;
+}
+
+/**
+ * Integer minor-unit numbers kept beside the decimal strings, for the conditions of the writes
+ * (DynamoDB compares numbers, not decimal strings), and the capture deadline in epoch milliseconds.
+ */
+export function conditionAttributes(record: TransactionRecord) {
+  const minor = (amount: string) => {
+    const value = Number(toMinorUnits(amount, record.currency));
+    if (!Number.isSafeInteger(value))
+      throw new RangeError(`${amount} ${record.currency} is too large to process`);
+    return value;
+  };
+  return {
+    authorized_minor: minor(record.authorized_amount),
+    captured_minor: minor(record.captured_amount),
+    refundable_minor: minor(refundable(record)),
+    capture_deadline_ms: record.authorized_at ? Date.parse(record.authorized_at) + CAPTURE_WINDOW_MS : 0,
+  };
+}
+
+/** The transaction resource as the API returns it (the reference's Transaction shape). */
+export function presentTransaction(record: TransactionRecord) {
+  return {
+    id: record.id,
+    project_id: record.project_id,
+    invoice_id: record.invoice_id,
+    customer_id: record.customer_id,
+    subscription_id: record.subscription_id,
+    token_id: record.token_id,
+    card_id: record.card_id,
+    gateway_configuration_id: record.gateway_configuration_id,
+    operations: record.operations,
+    refunds: record.refunds,
+    name: record.name,
+    amount: record.amount,
+    authorized_amount: record.authorized_amount,
+    captured_amount: record.captured_amount,
+    refunded_amount: record.refunded_amount,
+    available_amount: available(record),
+    voided_amount: record.voided_amount,
+    currency: record.currency,
+    error_code: record.error_code,
+    error_message: record.error_message,
+    gateway_name: record.gateway_name,
+    three_d_s_status: record.three_d_s_status,
+    status: record.status,
+    authorized: record.authorized_at !== null,
+    captured: !isZeroAmount(record.captured_amount),
+    voided: record.status === "voided",
+    refunded: !isZeroAmount(record.refunded_amount),
+    chargedback: record.chargedback,
+    auto_capture_at: record.auto_capture_at,
+    metadata: record.metadata,
+    sandbox: record.sandbox,
+    created_at: record.created_at,
+    native_apm: null,
+  };
+}
+
+export type PresentedTransaction = ReturnType<typeof presentTransaction>;
+
+/** What the customer must do next: the open 3DS challenge, or nothing (`{}`). */
+export function customerAction(
+  record: TransactionRecord,
+  challengeUrl: (token: string) => string,
+): CustomerAction | Record<string, never> {
+  if (record.status !== "waiting" || !record.challenge || record.challenge.result !== null) return {};
+  return { type: "url", value: challengeUrl(record.challenge.token), metadata: {} };
+}

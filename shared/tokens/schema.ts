@@ -1,0 +1,37 @@
+import * as z from "zod";
+import { booleanField, httpUrl, metadata, text } from "../validation/fields.ts";
+
+/**
+ * What customer token requests take. `source` is a card id (`card_…`) of the same environment;
+ * `verify=true` asks for the card to be verified with the gateway. `set_default=true` makes the
+ * token the customer's default. Other keys client libraries send (`settings`, `verify_metadata`,
+ * `summary`, `invoice_return_url`) are accepted and ignored.
+ */
+const tokenFields = {
+  metadata,
+  description: text(255),
+  return_url: httpUrl,
+  cancel_url: httpUrl,
+  webhook_url: httpUrl,
+  set_default: booleanField,
+};
+
+const source = z.preprocess(
+  (value) => (value === "" ? undefined : value),
+  z.string("must be the id of a card").max(100, "must be the id of a card").optional(),
+);
+
+export const createTokenInput = z.object({ source, verify: booleanField, ...tokenFields });
+export const updateTokenInput = z.object({ source, ...tokenFields });
+
+export type CreateTokenFields = z.output<typeof createTokenInput>;
+export type TokenFields = z.output<typeof updateTokenInput>;
+
+/** The fields of a token a request may change (besides its source). */
+export const TOKEN_FIELD_NAMES = [
+  "metadata",
+  "description",
+  "return_url",
+  "cancel_url",
+  "webhook_url",
+] as const;

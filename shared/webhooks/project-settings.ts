@@ -1,0 +1,123 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import * as z from "zod";
+import { config } from "../config.ts";
+import { dynamo } from "../db/client.ts";
+import { keys, type Scope } from "../db/keys.ts";
+import type { Caller } from "../http/auth.ts";
+import { notFound } from "../http/errors.ts";
+import { type ProjectEnvironment, presentProject } from "../projects/project.ts";
+import { httpUrl } from "../validation/fields.ts";
+import { parseInput } from "../validation/parse.ts";
+import { newWebhookSigningSecret } from "./signature.ts";
+import { assertWebhookUrlAllowed } from "./url-policy.ts";
+
+/**
+ * An environment's webhook settings, kept on its project item: `webhook_url` (where its events
+ * go) and `webhook_signing_secret` (the key of every delivery's signature). Environments get their
+ * secret when created; one created before secrets existed gets one on first need, through a
+ * conditional write (`if_not_exists`) so that two first needs at once agree on one secret.
+ */
+export interface WebhookSettings {
+  webhook_url: string | null;
+  webhook_signing_secret: string;
+}
+
+/** `PUT /projects/{id}`: `webhook_url` (an empty string removes it; absent leaves it as it is). */
+const projectChanges = z.object({ webhook_url: httpUrl });
+
+/** `GET /projects/{id}`: the caller's own environment only; any other id is not found. */
+export async function getProjectSettings(caller: Caller, id: string) {
+  if (id !== caller.projectId) throw notFound("project", id);
+  const item = await readProjectItem(caller.projectId);
+  if (!item) throw notFound("project", id);
+  if (typeof item.webhook_signing_secret === "string") return present(item);
+  return present(await writeSettings(caller.projectId, {}));
+}
+
+/** `PUT /projects/{id}`: sets or removes the webhook URL, refused when its environment may not send there. */
+export async function changeProjectSettings(caller: Caller, id: string, input: unknown) {
+  if (id !== caller.projectId) throw notFound("project", id);
+  const { webhook_url: url } = parseInput(projectChanges, input);
+  if (url) await assertWebhookUrlAllowed("webhook_url", url, caller);
+  return present(await writeSettings(caller.projectId, url === undefined ? {} : { webhook_url: url }));
+}
+
+/** The environment's webhook URL, read consistently (null when none is set, undefined without an environment). */
+export async function findWebhookUrl(scope: Scope): Promise<string | null | undefined> {
+  const item = await readProjectItem(scope);
+  if (!item) return undefined;
+  return typeof item.webhook_url === "string" ? item.webhook_url : null;
+}
+
+/**
+ * Secrets never change once set, so a worker keeps each for a while instead of reading the
+ * project at every delivery (a rotation would have to allow for this delay).
+ */
+const SECRET_CACHE_MS = 5 * 60_000;
+const SECRET_CACHE_MAX_ENTRIES = 1_000;
+const secrets = new Map<Scope, { secret: string; until: number }>();
+
+/** The key deliveries of `scope` are signed with, created on first need. */
+export async function signingSecret(scope: Scope): Promise<string> {
+  const now = Date.now();
+  const cached = secrets.get(scope);
+  if (cached && cached.until > now) return cached.secret;
+  const item = await readProjectItem(scope);
+  const secret =
+    typeof item?.webhook_signing_secret === "string"
+      ? item.webhook_signing_secret
+      : ((await writeSettings(scope, {})).webhook_signing_secret as string);
+  if (secrets.size >= SECRET_CACHE_MAX_ENTRIES) secrets.clear();
+  secrets.set(scope, { secret, until: now + SECRET_CACHE_MS });
+  return secret;
+}
+
+async function readProjectItem(scope: Scope): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.project(scope), ConsistentRead: true }),
+  );
+  return Item?.type === "project" ? Item : undefined;
+}
+
+/** Applies `changes` and gives the environment a signing secret unless it has one; throws 404 without an environment. */
+async function writeSettings(
+  scope: Scope,
+  changes: { webhook_url?: string | null },
+): Promise<Record<string, unknown>> {
+  const assignments = ["#secret = if_not_exists(#secret, :secret)"];
+  const names: Record<string, string> = { "#secret": "webhook_signing_secret", "#type": "type" };
+  const values: Record<string, unknown> = { ":secret": newWebhookSigningSecret(), ":type": "project" };
+  if (changes.webhook_url !== undefined) {
+    assignments.push("#url = :url");
+    names["#url"] = "webhook_url";
+    values[":url"] = changes.webhook_url;
+  }
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.project(scope),
+        UpdateExpression: `SET ${assignments.join(", ")}`,
+        ConditionExpression: "#type = :type",
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Attributes ?? {};
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw notFound("project", scope);
+    throw error;
+  }
+}
+
+/** The project as `GET`/`PUT /projects/{id}` answer it: its public view plus its webhook settings. */
+function present(item: Record<string, unknown>) {
+  const { pk, sk, type, ...environment } = item;
+  return {
+    ...presentProject(environment as unknown as ProjectEnvironment),
+    webhook_url: typeof item.webhook_url === "string" ? item.webhook_url : null,
+    webhook_signing_secret: item.webhook_signing_secret as string,
+  };
+}
