@@ -212,7 +212,8 @@ async function localProjectCredentials(
   dataDir: string,
   log: (line: string) => void,
 ): Promise<{ credentials: ProjectCredentials; reused: boolean }> {
-  const { createProject, findEnvironment } = await import("../../shared/projects/project.ts");
+  const { createProject } = await import("../../shared/projects/project.ts");
+  const { findEnvironment } = await import("../../shared/projects/environment.ts");
   const { privateKeyMatches } = await import("../../shared/projects/keys.ts");
   const file = join(dataDir, CREDENTIALS_FILE);
   const shown = displayPath(file);

@@ -4,7 +4,7 @@ import { eventWrite, eventWrites } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError, conflict, notFound } from "../http/errors.ts";
 import { isId } from "../ids.ts";
-import { presentProject } from "../projects/project.ts";
+import { presentProject } from "../projects/environment.ts";
 import { presentTokens } from "../tokens/present.ts";
 import { tokenDelete, tokenFromItem } from "../tokens/store.ts";
 import type { PresentedToken } from "../tokens/token.ts";

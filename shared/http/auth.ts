@@ -1,6 +1,6 @@
 import { isEnvironmentProjectId, SANDBOX_PROJECT_PREFIX } from "../ids.ts";
+import { findEnvironment, type ProjectEnvironment } from "../projects/environment.ts";
 import { privateKeyMatches } from "../projects/keys.ts";
-import { findEnvironment, type ProjectEnvironment } from "../projects/project.ts";
 import { authenticationFailed, unknownProject } from "./errors.ts";
 
 /** Who is calling: one environment of one project. Its id scopes every read and write. */

@@ -7,7 +7,7 @@ import { conflict, errorTypeName, type InvalidField, notFound, validationFailed 
 import { isId } from "../ids.ts";
 import { findTransactionRecord } from "../payments/store.ts";
 import { presentTransaction } from "../payments/transaction.ts";
-import { presentProject } from "../projects/project.ts";
+import { presentProject } from "../projects/environment.ts";
 import { presentTokens } from "../tokens/present.ts";
 import { parseInput } from "../validation/parse.ts";
 import { checkInvoiceWebhookUrl } from "../webhooks/url-policy.ts";

@@ -22,7 +22,7 @@ import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { amountProblemIn, compareAmounts, isZeroAmount, toMinorUnits } from "../money.ts";
 import { logger } from "../observability/logger.ts";
-import { findEnvironment } from "../projects/project.ts";
+import { findEnvironment } from "../projects/environment.ts";
 import { scheduler } from "../scheduling/index.ts";
 import { type CaptureInvoiceJob, captureScheduleName } from "../scheduling/port.ts";
 import { tokenFromItem } from "../tokens/store.ts";

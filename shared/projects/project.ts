@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys } from "../db/keys.ts";
@@ -6,26 +6,10 @@ import { sandboxCardConfiguration } from "../gateways/configuration.ts";
 import { gatewayConfigurationPut } from "../gateways/store.ts";
 import { environmentProjectId, newId } from "../ids.ts";
 import { newWebhookSigningSecret } from "../webhooks/signature.ts";
+import type { ProjectEnvironment } from "./environment.ts";
 import { hashPrivateKey, newPrivateKey } from "./keys.ts";
 
-/**
- * A project has two environments, sandbox and live, each addressed by its own project id
- * (`test-proj_…` and `proj_…`) with its own private key. Everything a merchant stores lives
- * under one environment; the environment's id is the scope of every key of its data.
- */
-export interface ProjectEnvironment {
-  id: string;
-  root_project_id: string;
-  name: string;
-  sandbox: boolean;
-  key_hash: string;
-  created_at: string;
-  /** Where the environment's events are POSTed (`PUT /projects/{id}`); null until set. */
-  webhook_url?: string | null;
-  /** Signs every webhook; environments created before it existed get one on first need (`shared/webhooks`). */
-  webhook_signing_secret?: string;
-}
-
+/** Creating projects (the local stack, the project CLI, tests); reading them is `environment.ts`. */
 export interface EnvironmentCredentials {
   project_id: string;
   private_key: string;
@@ -80,34 +64,4 @@ export async function createProject(name: string, now = new Date()): Promise<Pro
     private_key: privateKey,
   })) as [EnvironmentCredentials, EnvironmentCredentials];
   return { sandbox, live };
-}
-
-/**
- * Environments are read on every request, so a container keeps them for a short while.
- * What is cached is the stored key hash, never a verdict: a wrong key still fails at once.
- */
-const CACHE_TTL_MS = 30_000;
-const CACHE_MAX_ENTRIES = 1_000;
-const cache = new Map<string, { environment: ProjectEnvironment | undefined; until: number }>();
-
-export async function findEnvironment(id: string): Promise<ProjectEnvironment | undefined> {
-  const now = Date.now();
-  const cached = cache.get(id);
-  if (cached && cached.until > now) return cached.environment;
-  const { Item } = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.project(id) }));
-  const environment = Item as ProjectEnvironment | undefined;
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  // An unknown id is remembered only briefly, so a project created elsewhere is usable at once.
-  cache.set(id, { environment, until: now + (environment ? CACHE_TTL_MS : 1_000) });
-  return environment;
-}
-
-/** The public view of an environment (`GET /projects/{id}`). */
-export function presentProject(environment: ProjectEnvironment) {
-  return {
-    id: environment.id,
-    name: environment.name,
-    sandbox: environment.sandbox,
-    created_at: environment.created_at,
-  };
 }

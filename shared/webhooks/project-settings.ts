@@ -6,7 +6,7 @@ import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
-import { type ProjectEnvironment, presentProject } from "../projects/project.ts";
+import { type ProjectEnvironment, presentProject } from "../projects/environment.ts";
 import { httpUrl } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
 import { newWebhookSigningSecret } from "./signature.ts";
