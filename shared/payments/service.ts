@@ -137,6 +137,18 @@ async function transactionOf(caller: Caller, invoice: Invoice): Promise<Versione
   return found;
 }
 
+/** The invoice's transaction, which `action` needs: a 400 naming what to do when there is none yet. */
+async function requiredTransactionOf(
+  caller: Caller,
+  invoice: Invoice,
+  errorType: "request.invoice.not-authorized" | "request.invoice.not-captured",
+  message: string,
+): Promise<VersionedTransaction> {
+  const current = await transactionOf(caller, invoice);
+  if (!current) throw new ApiError(400, errorType, `Invoice ${invoice.id} ${message}`);
+  return current;
+}
+
 export async function getTransaction(caller: Caller, id: string) {
   const found = isId("transaction", id) ? await findTransactionRecord(caller.projectId, id) : undefined;
   if (!found) throw notFound("transaction", id);
@@ -595,13 +607,12 @@ function capturePlan(amount: string | undefined): FollowUpPlan {
 /** `POST /invoices/{id}/void` */
 export async function voidInvoice(request: PaymentRequest, invoiceId: string): Promise<Reply> {
   const invoice = await invoiceOf(request.caller, invoiceId);
-  const current = await transactionOf(request.caller, invoice);
-  if (!current)
-    throw new ApiError(
-      400,
-      "request.invoice.not-authorized",
-      `Invoice ${invoice.id} has no authorization to void.`,
-    );
+  const current = await requiredTransactionOf(
+    request.caller,
+    invoice,
+    "request.invoice.not-authorized",
+    "has no authorization to void.",
+  );
   const record = await followUp(request, invoice, current, {
     type: "void",
     amount: (record) => record.authorized_amount,
@@ -622,13 +633,12 @@ export async function incrementInvoice(
   const fields = parseInput(incrementInput, input);
   const invoice = await invoiceOf(request.caller, invoiceId);
   checkAmount("amount", fields.amount, invoice.currency);
-  const current = await transactionOf(request.caller, invoice);
-  if (!current)
-    throw new ApiError(
-      400,
-      "request.invoice.not-authorized",
-      `Invoice ${invoice.id} has no authorization to increment.`,
-    );
+  const current = await requiredTransactionOf(
+    request.caller,
+    invoice,
+    "request.invoice.not-authorized",
+    "has no authorization to increment.",
+  );
   const record = await followUp(request, invoice, current, {
     type: "increment",
     amount: () => fields.amount,
@@ -657,13 +667,12 @@ export async function refundInvoice(
   input: unknown,
 ): Promise<Reply> {
   const invoice = await invoiceOf(request.caller, invoiceId);
-  const current = await transactionOf(request.caller, invoice);
-  if (!current)
-    throw new ApiError(
-      400,
-      "request.invoice.not-captured",
-      `Invoice ${invoice.id} has no payment to refund.`,
-    );
+  const current = await requiredTransactionOf(
+    request.caller,
+    invoice,
+    "request.invoice.not-captured",
+    "has no payment to refund.",
+  );
   return refund(request, invoice, current, input);
 }
 

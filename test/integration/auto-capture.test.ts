@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { handler as captureJob } from "../../functions/jobs/capture-invoice.ts";
 import { createLocalScheduler } from "../../lib/local/scheduler.ts";
@@ -9,6 +9,7 @@ import { keys } from "../../shared/db/keys.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox.ts";
 import { captureScheduleName } from "../../shared/scheduling/port.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
+import { eventNamesOfTransaction } from "../support/events.ts";
 
 const local = useInProcessApi("Auto capture test");
 const client = local.sandbox;
@@ -42,29 +43,8 @@ async function transaction(id: string) {
   return (await client.get(`/transactions/${id}`)).body.transaction;
 }
 
-async function eventsOf(transactionId: string): Promise<string[]> {
-  const names: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        IndexName: "gsi1",
-        KeyConditionExpression: "gsi1pk = :pk",
-        ExpressionAttributeValues: {
-          ":pk": keys.listingPartition(local.project.sandbox.project_id, "event"),
-        },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const data = item.data as { transaction?: { id?: string } };
-      if (data.transaction?.id === transactionId) names.push(String(item.name));
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return names.sort();
-}
+const eventsOf = (transactionId: string) =>
+  eventNamesOfTransaction(local.project.sandbox.project_id, transactionId);
 
 async function scheduledJob(invoiceId: string) {
   const { Item } = await dynamo.send(

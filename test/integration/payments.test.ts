@@ -1,12 +1,10 @@
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
-import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
-import { keys } from "../../shared/db/keys.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox.ts";
 import { CAPTURE_WINDOW_MS, OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
+import { eventNamesOfTransaction } from "../support/events.ts";
 
 const local = useInProcessApi("Payments test");
 const client = local.sandbox;
@@ -55,28 +53,8 @@ async function captured(): Promise<{ invoiceId: string; transactionId: string }>
 }
 
 /** Events recorded for a transaction, by name (read from the table, consistently enough locally). */
-async function eventsOf(transactionId: string): Promise<string[]> {
-  const scope = local.project.sandbox.project_id;
-  const names: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        IndexName: "gsi1",
-        KeyConditionExpression: "gsi1pk = :pk",
-        ExpressionAttributeValues: { ":pk": keys.listingPartition(scope, "event") },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const data = item.data as { transaction?: { id?: string } };
-      if (data.transaction?.id === transactionId) names.push(String(item.name));
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return names.sort();
-}
+const eventsOf = (transactionId: string) =>
+  eventNamesOfTransaction(local.project.sandbox.project_id, transactionId);
 
 async function transaction(id: string) {
   const { status, body } = await client.get(`/transactions/${id}`);
