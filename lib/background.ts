@@ -5,6 +5,7 @@ import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { FilterCriteria, StartingPosition } from "aws-cdk-lib/aws-lambda";
 import { DynamoEventSource, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { alarmOnDeadLetters } from "./alarms.ts";
 import { ApiFunction } from "./api-function.ts";
 import {
   functionId,
@@ -137,17 +138,12 @@ function buildQueue(stack: Stack, declaration: QueueDeclaration, removalPolicy: 
     deadLetterQueue: { queue: deadLetters, maxReceiveCount: declaration.maxReceiveCount },
     removalPolicy,
   });
-  const deadLetterAlarm = new Alarm(stack, `${declaration.id}DeadLettersAlarm`, {
-    alarmDescription: `${declaration.id} moved a message to its dead-letter queue: a delivery gave up after its last attempt (or its message was not a delivery). The message is kept there intact.`,
-    metric: deadLetters.metricApproximateNumberOfMessagesVisible({
-      statistic: "Maximum",
-      period: Duration.minutes(1),
-    }),
-    threshold: 1,
-    evaluationPeriods: 1,
-    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    treatMissingData: TreatMissingData.NOT_BREACHING,
-  });
+  const deadLetterAlarm = alarmOnDeadLetters(
+    stack,
+    `${declaration.id}DeadLettersAlarm`,
+    deadLetters,
+    `${declaration.id} moved a message to its dead-letter queue: a delivery gave up after its last attempt (or its message was not a delivery). The message is kept there intact.`,
+  );
   new CfnOutput(stack, `${declaration.id}DeadLettersUrl`, {
     value: deadLetters.queueUrl,
     description: `Dead-letter queue of ${declaration.id}`,

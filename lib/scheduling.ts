@@ -1,10 +1,11 @@
 import { ArnFormat, CfnOutput, Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
-import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnScheduleGroup } from "aws-cdk-lib/aws-scheduler";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { alarmOnDeadLetters } from "./alarms.ts";
 import { ApiFunction, grantTable } from "./api-function.ts";
 import { functionId, type SchedulerAccess, scheduledJobs } from "./topology.ts";
 
@@ -54,18 +55,12 @@ export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): Bui
     reason:
       "This queue is itself a dead-letter queue: the DeadLetterConfig of the EventBridge Scheduler schedules (jobs that exhausted their retries), not a queue anything consumes.",
   });
-  const deadLetterAlarm = new Alarm(stack, "ScheduleDeadLettersAlarm", {
-    alarmDescription:
-      "A scheduled job (auto_capture_at capture) gave up after its retries: its event is kept in the schedule dead-letter queue.",
-    metric: deadLetters.metricApproximateNumberOfMessagesVisible({
-      statistic: "Maximum",
-      period: Duration.minutes(1),
-    }),
-    threshold: 1,
-    evaluationPeriods: 1,
-    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    treatMissingData: TreatMissingData.NOT_BREACHING,
-  });
+  const deadLetterAlarm = alarmOnDeadLetters(
+    stack,
+    "ScheduleDeadLettersAlarm",
+    deadLetters,
+    "A scheduled job (auto_capture_at capture) gave up after its retries: its event is kept in the schedule dead-letter queue.",
+  );
   new CfnOutput(stack, "ScheduleDeadLettersUrl", {
     value: deadLetters.queueUrl,
     description: "Dead-letter queue of the scheduled jobs",
