@@ -9,6 +9,8 @@ import {
   LogGroupLogDestination,
 } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
+import { Alarm } from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import {
   AttributeType,
   BillingMode,
@@ -19,6 +21,8 @@ import {
 } from "aws-cdk-lib/aws-dynamodb";
 import { Key, KeySpec, KeyUsage } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Topic } from "aws-cdk-lib/aws-sns";
+import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import type { Construct } from "constructs";
 import { TABLE } from "../shared/db/table.ts";
 import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
@@ -75,6 +79,8 @@ export class PaymentStack extends Stack {
   readonly cardKeys: CardVaultKeys;
   readonly api: HttpApi;
   readonly apiStage: HttpStage;
+  /** Every alarm of the stage notifies this topic (and `alarmEmail`, when given). */
+  readonly alarms: Topic;
   /** Queues, stream consumers and queue workers of the topology (webhook fan-out and delivery). */
   readonly background: BuiltBackgroundWork;
   /** The schedule group, role, dead-letter queue and function of the scheduled jobs (`auto_capture_at`). */
@@ -161,7 +167,10 @@ export class PaymentStack extends Stack {
 
     this.apiStage = this.buildStage(removalPolicy);
 
+    this.alarms = this.notifyAlarms();
+
     new CfnOutput(this, "ApiUrl", { value: this.apiStage.url, description: "Base URL of the API" });
+    new CfnOutput(this, "AlarmTopicArn", { value: this.alarms.topicArn, description: "Where alarms go" });
     new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table" });
   }
 
@@ -247,6 +256,29 @@ export class PaymentStack extends Stack {
         ),
       },
     });
+  }
+
+  /**
+   * One topic for every alarm built above (a dead-letter queue holding a message, the stream
+   * consumer falling behind): nothing that gives up for good may go unnoticed.
+   */
+  private notifyAlarms(): Topic {
+    const topic = new Topic(this, "AlarmTopic", { enforceSSL: true });
+    Validations.of(topic).acknowledge({
+      id: "AwsSolutions-SNS2",
+      reason:
+        "Alarm notifications carry no customer or card data, and CloudWatch cannot publish to a topic encrypted with the AWS-managed SNS key.",
+    });
+    const email: unknown = this.node.tryGetContext("alarmEmail");
+    if (typeof email === "string" && email !== "") topic.addSubscription(new EmailSubscription(email));
+    const action = new SnsAction(topic);
+    for (const construct of this.node.findAll()) {
+      if (construct instanceof Alarm) {
+        construct.addAlarmAction(action);
+        construct.addOkAction(action);
+      }
+    }
+    return topic;
   }
 
   private contextString(key: string, fallback: string): string {

@@ -1,4 +1,4 @@
-import { ArnFormat, CfnOutput, Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import { ArnFormat, CfnOutput, Duration, type RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
 import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
@@ -112,11 +112,19 @@ export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): Bui
     }
     if (!target.role) throw new Error(`${target.node.path} has no role to grant scheduling to`);
     Validations.of(target.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/<${groupId}>/*]`,
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${nagRendered(stack.region, "AWS::Region")}:${nagRendered(stack.account, "AWS::AccountId")}:schedule/<${groupId}>/*]`,
       reason:
         "Schedules are created per invoice at run time (capture-<invoice id>): their names cannot be listed in advance, so the grant covers the schedules of this stage's own schedule group only.",
     });
   };
 
   return { group, role, deadLetters, deadLetterAlarm, functions: new Map([[job.handler, fn]]), grant };
+}
+
+/**
+ * How cdk-nag writes a stack's region or account in a finding: `<AWS::Region>` for an
+ * environment-agnostic stack, the value itself once `cdk synth` knows the environment.
+ */
+function nagRendered(value: string, pseudoParameter: string): string {
+  return Token.isUnresolved(value) ? `<${pseudoParameter}>` : value;
 }

@@ -605,6 +605,17 @@ describe("PaymentStack", () => {
       );
     });
 
+    it("sends every alarm of the stage, and its recovery, to the alarm topic", () => {
+      const topics = Object.keys(resourcesOf(devTemplate, "AWS::SNS::Topic"));
+      expect(topics).toHaveLength(1);
+      const alarms = Object.values(resourcesOf(devTemplate, "AWS::CloudWatch::Alarm"));
+      expect(alarms.length).toBeGreaterThanOrEqual(3);
+      for (const alarm of alarms) {
+        expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topics[0] }]);
+        expect(alarm.Properties.OKActions).toEqual([{ Ref: topics[0] }]);
+      }
+    });
+
     it("raises an alarm as soon as the dead-letter queue holds a message", () => {
       const alarms = Object.values(resourcesOf(devTemplate, "AWS::CloudWatch::Alarm")).filter(
         (alarm) =>
@@ -852,6 +863,15 @@ describe("PaymentStack", () => {
         const report = new AwsSolutionsChecks().validateScope(stack);
         expect(report.violations, stack.stackName).toEqual([]);
       }
+    });
+
+    it("report nothing either for a stack deployed to a known account and region, as `cdk deploy` builds it", () => {
+      const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+      const stack = new PaymentStack(app, "PaymentApi-env", {
+        stage: "env",
+        env: { account: "123456789012", region: "eu-west-1" },
+      });
+      expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
     });
 
     it("are live: an unacknowledged wildcard is reported", () => {
