@@ -1,27 +1,15 @@
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
-import { config } from "../../shared/config.ts";
-import { dynamo } from "../../shared/db/client.ts";
-import { keys } from "../../shared/db/keys.ts";
-import { TABLE } from "../../shared/db/table.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
+import { recordedEvents } from "../support/events.ts";
 
 const local = useInProcessApi("Customer events test");
 const { sandbox, live } = local;
 
 /** The events of an environment about one customer, oldest first. */
 async function customerEvents(scope: string, customerId: string) {
-  const index = TABLE.indexes.gsi1;
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({
-      TableName: config.tableName,
-      IndexName: index.name,
-      KeyConditionExpression: "#pk = :pk",
-      ExpressionAttributeNames: { "#pk": index.partitionKey },
-      ExpressionAttributeValues: { ":pk": keys.listingPartition(scope, "event") },
-    }),
+  return (await recordedEvents(scope)).filter(
+    (event) => (event.data as { customer?: { id?: string } }).customer?.id === customerId,
   );
-  return Items.filter((event) => (event.data as { customer?: { id?: string } }).customer?.id === customerId);
 }
 
 describe("customer events", () => {

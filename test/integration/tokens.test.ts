@@ -1,13 +1,13 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { config } from "../../shared/config.ts";
 import { MAX_TOKENS_PER_CUSTOMER } from "../../shared/customers/customer.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { TABLE } from "../../shared/db/table.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox.ts";
 import { newId } from "../../shared/ids.ts";
 import { type Client, useInProcessApi } from "../e2e/harness.ts";
+import { recordedEvents } from "../support/events.ts";
 
 const local = useInProcessApi("Tokens test");
 const { sandbox, live } = local;
@@ -43,17 +43,7 @@ async function storedItem(key: { pk: string; sk: string }) {
 
 /** The events of the sandbox environment about a customer's tokens, oldest first. */
 async function tokenEvents(customerId: string) {
-  const index = TABLE.indexes.gsi1;
-  const { Items = [] } = await dynamo.send(
-    new QueryCommand({
-      TableName: config.tableName,
-      IndexName: index.name,
-      KeyConditionExpression: "#pk = :pk",
-      ExpressionAttributeNames: { "#pk": index.partitionKey },
-      ExpressionAttributeValues: { ":pk": keys.listingPartition(scope(), "event") },
-    }),
-  );
-  return Items.filter(
+  return (await recordedEvents(scope())).filter(
     (event) => (event.data as { token?: { customer_id?: string } }).token?.customer_id === customerId,
   );
 }

@@ -5,13 +5,12 @@ import { keys } from "../../shared/db/keys.ts";
 import { TABLE } from "../../shared/db/table.ts";
 
 /**
- * The names of the events an environment recorded about one transaction, sorted, read straight
- * from the table (every page of its event listing): what a test asserts "recorded iff the state
- * changed" against.
+ * Every event an environment recorded, oldest first, read straight from the table (every page of
+ * its event listing): what tests assert "an event is recorded iff the state changed" against.
  */
-export async function eventNamesOfTransaction(scope: string, transactionId: string): Promise<string[]> {
+export async function recordedEvents(scope: string): Promise<Record<string, unknown>[]> {
   const index = TABLE.indexes.gsi1;
-  const names: string[] = [];
+  const events: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
     const page = await dynamo.send(
@@ -24,11 +23,16 @@ export async function eventNamesOfTransaction(scope: string, transactionId: stri
         ExclusiveStartKey: start,
       }),
     );
-    for (const item of page.Items ?? []) {
-      const data = item.data as { transaction?: { id?: string } };
-      if (data.transaction?.id === transactionId) names.push(String(item.name));
-    }
+    events.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
   } while (start);
-  return names.sort();
+  return events;
+}
+
+/** The names of the events recorded about one transaction, sorted. */
+export async function eventNamesOfTransaction(scope: string, transactionId: string): Promise<string[]> {
+  return (await recordedEvents(scope))
+    .filter((event) => (event.data as { transaction?: { id?: string } }).transaction?.id === transactionId)
+    .map((event) => String(event.name))
+    .sort();
 }
