@@ -1,6 +1,11 @@
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { LOCAL_STACK_FILE, processIsAlive, readLocalStackFile } from "../lib/local/stack-file.ts";
+import {
+  LOCAL_STACK_FILE,
+  processIsAlive,
+  readLocalStackFile,
+  useLocalTable,
+} from "../lib/local/stack-file.ts";
 
 /**
  * `npm run project -- create --name <name>`: creates a project (sandbox and live environments) and
@@ -54,12 +59,7 @@ async function targetLocalStack() {
         "(same DATA_DIR), or set TABLE_NAME to target a deployed stage's table.",
     );
   }
-  const env = process.env;
-  env.TABLE_NAME = running.table_name;
-  env.AWS_ENDPOINT_URL_DYNAMODB = running.dynamodb_endpoint;
-  env.AWS_REGION ??= "us-east-1";
-  env.AWS_ACCESS_KEY_ID ??= "local";
-  env.AWS_SECRET_ACCESS_KEY ??= "local";
+  useLocalTable(running.table_name, running.dynamodb_endpoint);
 }
 
 async function main(): Promise<number> {

@@ -40,3 +40,17 @@ export function processIsAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/**
+ * Points the AWS SDK and `shared/config.ts` at a local stack's table in DynamoDB Local. Call it
+ * before anything imports `shared/config.ts`, which reads `TABLE_NAME` once.
+ */
+export function useLocalTable(tableName: string, dynamodbEndpoint: string): void {
+  const env = process.env;
+  env.TABLE_NAME = tableName;
+  env.AWS_ENDPOINT_URL_DYNAMODB = dynamodbEndpoint;
+  env.AWS_REGION ??= "us-east-1";
+  // DynamoDB Local accepts any credentials, but the SDK wants some to sign with.
+  env.AWS_ACCESS_KEY_ID ??= "local";
+  env.AWS_SECRET_ACCESS_KEY ??= "local";
+}

@@ -9,7 +9,13 @@ import { type BackgroundWork, startBackgroundWork } from "./background.ts";
 import { type DynamoDbLocal, DynamoDbLocalError, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { close, createLocalApi, listen } from "./http-server.ts";
 import type { LocalScheduler } from "./scheduler.ts";
-import { LOCAL_STACK_FILE, type LocalStackFile, processIsAlive, readLocalStackFile } from "./stack-file.ts";
+import {
+  LOCAL_STACK_FILE,
+  type LocalStackFile,
+  processIsAlive,
+  readLocalStackFile,
+  useLocalTable,
+} from "./stack-file.ts";
 import { ensureTable } from "./table.ts";
 
 /**
@@ -168,13 +174,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
 /** What the handlers read, set before any of them (or `shared/config.ts`) is imported. */
 function configureEnvironment(settings: { tableName: string; dynamodbEndpoint: string; url: string }) {
+  useLocalTable(settings.tableName, settings.dynamodbEndpoint);
   const env = process.env;
-  env.TABLE_NAME = settings.tableName;
-  env.AWS_ENDPOINT_URL_DYNAMODB = settings.dynamodbEndpoint;
-  env.AWS_REGION ??= "us-east-1";
-  // DynamoDB Local accepts any credentials, but the SDK wants some to sign with.
-  env.AWS_ACCESS_KEY_ID ??= "local";
-  env.AWS_SECRET_ACCESS_KEY ??= "local";
   // The address this stack serves, so links the API hands out (3DS challenge pages) point at it.
   env.API_URL = settings.url;
   env.CHECKOUT_URL ??= `${settings.url}/checkout`;
