@@ -143,3 +143,14 @@ export const optionalAmount = z.preprocess(
   (value) => (value === "" ? null : numberAsText(value)),
   amountText.nullable().optional(),
 );
+
+/**
+ * What is to be paid (an invoice's amount): an amount above zero. A payment of nothing is refused
+ * where it is asked for, with the field named; checking that a card can pay is a customer token's
+ * verification (`verify=true`), not a zero-amount invoice.
+ */
+export const paymentAmount = amount.refine(
+  // Zod runs this after the amount's own (non-aborting) issues too: only a valid amount is checked.
+  (value) => amountProblem(value) !== undefined || !isZeroAmount(value),
+  "must be above zero",
+);

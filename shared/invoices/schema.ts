@@ -1,6 +1,13 @@
 import * as z from "zod";
 import type { InvalidField } from "../http/errors.ts";
-import { amount, amountProblem, amountProblemIn, compareAmounts, optionalAmount } from "../money.ts";
+import {
+  amount,
+  amountProblem,
+  amountProblemIn,
+  compareAmounts,
+  optionalAmount,
+  paymentAmount,
+} from "../money.ts";
 import {
   booleanField,
   choice,
@@ -244,7 +251,7 @@ const tax = z.object({ amount: optionalAmount, rate: percentage }, "must be an o
 
 const invoiceFields = {
   name: requiredText(INVOICE_LIMITS.name),
-  amount,
+  amount: paymentAmount,
   currency,
   customer_id: linkId,
   token_id: linkId,

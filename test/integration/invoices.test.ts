@@ -117,6 +117,9 @@ const amount = (digits: number) =>
         : digitString(places).map((fraction) => `${integer}.${fraction}`),
     );
 
+/** What an invoice asks to be paid: an amount above zero (zero is refused, see "a zero amount"). */
+const payableAmount = (digits: number) => amount(digits).filter((text) => /[1-9]/.test(text));
+
 /** A date sent in ISO 8601 (UTC or with an offset) or RFC 1123. */
 const dateSent = fc
   .date({ min: new Date("2000-01-01T00:00:00Z"), max: new Date("2099-12-31T23:59:59Z"), noInvalidDate: true })
@@ -167,7 +170,7 @@ const validInvoice = fc.constantFrom(...CURRENCIES).chain(([currency, digits]) =
   fc.record(
     {
       name: text(80),
-      amount: amount(digits),
+      amount: payableAmount(digits),
       currency: fc.constant(currency),
       details: fc.array(detail(digits), { maxLength: 4 }),
       risk: fc.record(
