@@ -1,5 +1,6 @@
 import { api } from "../../shared/http/api.ts";
-import { authorizeInvoice, paymentRequest } from "../../shared/payments/service.ts";
+import { authorizeInvoice } from "../../shared/payments/authorize.ts";
+import { paymentRequest } from "../../shared/payments/core.ts";
 
 /** POST /invoices/{invoice_id}/authorize */
 export const handler = api((request) =>

@@ -1,5 +1,6 @@
 import { api } from "../../shared/http/api.ts";
-import { captureInvoice, paymentRequest } from "../../shared/payments/service.ts";
+import { captureInvoice } from "../../shared/payments/capture.ts";
+import { paymentRequest } from "../../shared/payments/core.ts";
 
 /** POST /invoices/{invoice_id}/capture */
 export const handler = api((request) =>

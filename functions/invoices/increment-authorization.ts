@@ -1,5 +1,6 @@
 import { api } from "../../shared/http/api.ts";
-import { incrementInvoice, paymentRequest } from "../../shared/payments/service.ts";
+import { paymentRequest } from "../../shared/payments/core.ts";
+import { incrementInvoice } from "../../shared/payments/increment.ts";
 
 /** POST /invoices/{invoice_id}/increment_authorization */
 export const handler = api((request) =>

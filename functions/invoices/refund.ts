@@ -1,5 +1,6 @@
 import { api } from "../../shared/http/api.ts";
-import { paymentRequest, refundInvoice } from "../../shared/payments/service.ts";
+import { paymentRequest } from "../../shared/payments/core.ts";
+import { refundInvoice } from "../../shared/payments/refund.ts";
 
 /** POST /invoices/{invoice_id}/refunds */
 export const handler = api((request) =>

@@ -1,6 +1,6 @@
 import { api } from "../../shared/http/api.ts";
 import { ok } from "../../shared/http/reply.ts";
-import { invoiceTransaction } from "../../shared/payments/service.ts";
+import { invoiceTransaction } from "../../shared/payments/queries.ts";
 
 /** GET /invoices/{invoice_id}/transactions: the invoice's single transaction (null before any payment). */
 export const handler = api(async (request) => {

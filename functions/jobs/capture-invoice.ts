@@ -1,5 +1,5 @@
 import { logger } from "../../shared/observability/logger.ts";
-import { captureScheduled } from "../../shared/payments/service.ts";
+import { captureScheduled } from "../../shared/payments/auto-capture.ts";
 import { parseJob } from "../../shared/scheduling/port.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { api } from "../../shared/http/api.ts";
 import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
-import { pageOfTransactions } from "../../shared/payments/service.ts";
+import { pageOfTransactions } from "../../shared/payments/queries.ts";
 
 /** GET /transactions */
 export const handler = api(async (request) => {

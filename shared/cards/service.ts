@@ -85,5 +85,12 @@ export async function cardCredentials(card: Card, secrets: CardSecrets): Promise
     vault.open(secrets.number_sealed, { ...context, field: "number" }),
     secrets.cvc_sealed ? vault.open(secrets.cvc_sealed, { ...context, field: "cvc" }) : null,
   ]);
-  return { number, expMonth: card.exp_month, expYear: card.exp_year, cvc, name: card.name };
+  return {
+    number,
+    expMonth: card.exp_month,
+    expYear: card.exp_year,
+    cvc,
+    name: card.name,
+    fingerprint: card.fingerprint,
+  };
 }

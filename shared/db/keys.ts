@@ -15,6 +15,14 @@ export interface ItemKey {
 }
 
 export const COUNTER_SHARDS = 8;
+export const RESERVATION_SHARDS = 8;
+
+/** A stable shard of `id` among `shards` (the same id always lands on the same shard). */
+export function shardOf(id: string, shards: number): number {
+  let hash = 0;
+  for (let index = 0; index < id.length; index++) hash = (hash * 31 + id.charCodeAt(index)) >>> 0;
+  return hash % shards;
+}
 export const IDEMPOTENCY_SORT_KEY = "idempotency";
 
 export const keys = {
@@ -44,6 +52,34 @@ export const keys = {
     sk: `${entity}#${shard}`,
   }),
   counterPartition: (scope: Scope) => `${scope}#counter`,
+  /**
+   * Where a reserved payment operation waits in the due-work index until its lease ends, so the
+   * recovery job finds the abandoned ones (`shared/payments/recovery.ts`): spread over a few shards
+   * (by the transaction's id) so that busy payment traffic never makes one index partition hot.
+   */
+  reservationDue: (transactionId: string, leaseUntil: string) => ({
+    gsi2pk: `reservations#${shardOf(transactionId, RESERVATION_SHARDS)}`,
+    gsi2sk: `${leaseUntil}#${transactionId}`,
+  }),
+  reservationPartition: (shard: number) => `reservations#${shard}`,
+  /**
+   * The sandbox gateway's own memory (`shared/gateways/sandbox/ledger.ts`), as a provider keeps it:
+   * each operation under its reference (so a repeat returns the first answer and `lookup` finds it),
+   * the increments of an authorization beside it, and what it remembers of a card (by fingerprint).
+   */
+  sandboxOperation: (scope: Scope, reference: string): ItemKey => ({
+    pk: `${scope}#sandbox-gateway#${reference}`,
+    sk: "operation",
+  }),
+  sandboxIncrement: (scope: Scope, authorization: string, reference: string): ItemKey => ({
+    pk: `${scope}#sandbox-gateway#${authorization}`,
+    sk: `increment#${reference}`,
+  }),
+  sandboxIncrementPrefix: "increment#",
+  sandboxCard: (scope: Scope, fingerprint: string): ItemKey => ({
+    pk: `${scope}#sandbox-card#${fingerprint}`,
+    sk: "card",
+  }),
   /**
    * A 3DS challenge, addressed by the unguessable token of its page (`/3ds/{token}`), which needs no
    * credentials: the item tells which environment's transaction the answer belongs to.

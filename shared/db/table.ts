@@ -11,6 +11,11 @@ export const TABLE = {
   indexes: {
     /** Listing index: every listable resource of one environment, ordered by id (= creation time). */
     gsi1: { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
+    /**
+     * Due-work index, sparse: only items that are waiting for something to happen at a time carry
+     * its keys (a payment reservation until its lease ends), sorted by that time.
+     */
+    gsi2: { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
   },
 } as const;
 

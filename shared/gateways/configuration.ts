@@ -1,6 +1,6 @@
 import { newId } from "../ids.ts";
 import type { CardConnector } from "./connector.ts";
-import { sandboxConnector } from "./sandbox.ts";
+import { sandboxConnector } from "./sandbox/card.ts";
 
 /**
  * Gateway configurations select the connector a payment method of an environment goes through.

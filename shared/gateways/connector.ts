@@ -1,8 +1,19 @@
 /**
  * The one interface in front of every payment provider for cards. Amounts are decimal strings in
  * the major unit of `currency` (`shared/money.ts`); a connector converts them to what its provider
- * wants. Every outcome is a value, never an exception: an exception means the provider could not be
- * reached or answered nonsense (a fault, retried by the caller), not that it said no.
+ * wants.
+ *
+ * How a connector answers, and what the payments core does with each answer:
+ * - a value (approved, declined, customer action): the provider decided; it is settled as such;
+ * - `OutcomeUnknown` thrown: the request may or may not have reached the provider (a timeout, a
+ *   connection lost after sending). The operation stays reserved until `lookup` can tell;
+ * - any other throw: the connector failed before or instead of an answer. The core asks `lookup`
+ *   at once: what the provider recorded is settled, and an operation the provider never recorded
+ *   is settled as failed. Only when `lookup` cannot answer either does the operation stay reserved.
+ *
+ * Every operation carries `reference`, our id of that one operation, the same on every attempt of
+ * it: providers treat a repeated reference as the same operation (repeating a call whose answer was
+ * lost never moves money twice), and `lookup(reference)` finds it again.
  *
  * Follow-up operations (capture, void, refund, increment) address the authorization by the
  * `gatewayReference` the connector returned when approving it; callers store it with the
@@ -16,6 +27,20 @@ export interface CardConnector {
   incrementAuthorization(request: FollowUpRequest): Promise<OperationOutcome>;
   /** A zero-amount check that the card exists and may be charged (customer token verification). */
   verifyCard(request: VerifyRequest): Promise<VerifyOutcome>;
+  /**
+   * What the provider recorded for the operation made under `reference`; `not-found` when it never
+   * received it (so it can be settled as not done). Throws when the provider cannot tell now.
+   */
+  lookup(request: LookupRequest): Promise<LookupOutcome>;
+}
+
+/**
+ * Where an operation goes: the environment whose gateway configuration it uses. Providers keep
+ * each merchant account's operations apart; so does the sandbox.
+ */
+export interface ConnectorScope {
+  /** The environment project id. */
+  scope: string;
 }
 
 /** The card as a connector needs it: the secrets opened by the card vault for this one call. */
@@ -26,15 +51,24 @@ export interface CardCredentials {
   /** Only for the first authorization or verification; null afterwards (PCI DSS 3.3.1.2). */
   cvc: string | null;
   name: string | null;
+  /** The card's keyed fingerprint: the same card gives the same value (never the number itself). */
+  fingerprint: string;
 }
 
-export interface AuthorizeRequest {
-  /** Our id of the operation (the transaction); providers use it as their idempotency reference. */
+/**
+ * Why the payment is made: `customer` (the cardholder is present, CIT) or `merchant` (a renewal or
+ * any server-side payment without the cardholder, MIT). Issuers may treat them differently.
+ */
+export type Initiator = "customer" | "merchant";
+
+export interface AuthorizeRequest extends ConnectorScope {
+  /** Our id of this authorization attempt; providers use it as their idempotency reference. */
   reference: string;
   amount: string;
   currency: string;
   card: CardCredentials;
   incremental: boolean;
+  initiator: Initiator;
   threeDS: ThreeDSContext;
 }
 
@@ -46,26 +80,29 @@ export interface ThreeDSContext {
   challengeResult?: "approved" | "failed";
 }
 
-export interface FollowUpRequest {
+export interface FollowUpRequest extends ConnectorScope {
   gatewayReference: string;
-  /**
-   * Our id of this operation, the same on every attempt of it: providers use it as their idempotency
-   * reference, so that repeating a call whose answer was lost does not move money twice.
-   */
-  reference?: string;
+  /** Our id of this operation (see the interface). */
+  reference: string;
   amount: string;
   currency: string;
 }
 
-export interface VoidRequest {
+export interface VoidRequest extends ConnectorScope {
   gatewayReference: string;
-  /** As `FollowUpRequest.reference`. */
-  reference?: string;
+  reference: string;
 }
 
-export interface VerifyRequest {
+export interface VerifyRequest extends ConnectorScope {
   reference: string;
   card: CardCredentials;
+}
+
+export type OperationKind = "authorization" | "capture" | "void" | "refund" | "increment" | "verification";
+
+export interface LookupRequest extends ConnectorScope {
+  kind: OperationKind;
+  reference: string;
 }
 
 /** The result of a CVC or AVS check. `unavailable` when nothing was sent to check. */
@@ -95,15 +132,33 @@ export type DeclineType =
   | "card.declined"
   | "card.do-not-honor"
   | "card.no-money"
+  | "card.possible-fraud"
+  | "card.expired"
+  | "card.stolen"
   | "card.failed-cvc"
+  | "card.failed-avs"
   | "card.failed-cvc-and-avs"
+  | "card.not-authorized"
+  | "card.inactive"
+  | "card.lost"
+  | "card.region-not-authorized"
+  | "card.blacklisted"
   | "card.failed-three-d-s"
-  | "gateway.declined";
+  | "gateway.declined"
+  | "gateway.validation-error"
+  | "gateway.error";
+
+/**
+ * What the issuer advises about trying again: `do-not-retry` means the card will never be accepted
+ * (a subscription's dunning stops at once).
+ */
+export type RetryAdvice = "retry" | "do-not-retry";
 
 export interface Declined {
   status: "declined";
   errorType: DeclineType;
   message: string;
+  advice?: RetryAdvice;
 }
 
 export type AuthorizeOutcome =
@@ -119,3 +174,16 @@ export type OperationOutcome = { status: "approved" } | Declined;
 export type VerifyOutcome =
   | { status: "approved"; gatewayReference: string; checks: CheckResults }
   | (Declined & { checks: CheckResults });
+
+/** The outcome a connector returned for an operation, as `lookup` finds it again. */
+export type RecordedOutcome = AuthorizeOutcome | CaptureOutcome | OperationOutcome | VerifyOutcome;
+
+export type LookupOutcome = { status: "not-found" } | { status: "found"; outcome: RecordedOutcome };
+
+/**
+ * Thrown by a connector when the operation may or may not have happened (the provider's answer was
+ * lost). Nothing may be concluded from it: the operation stays reserved until `lookup` can tell.
+ */
+export class OutcomeUnknown extends Error {
+  override name = "OutcomeUnknown";
+}

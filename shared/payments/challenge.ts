@@ -16,7 +16,7 @@ import { challengeAnswered } from "./transaction.ts";
  * The sandbox 3DS challenge page (`GET` and `POST /3ds/{token}`), reached without credentials: the
  * unguessable token in its address is what lets the shopper answer. The answer is recorded on the
  * transaction, which the next authorize of the invoice passes to the connector (see
- * `runAuthorization` in `service.ts`): approved → authorized, failed → declined with
+ * `runAuthorization` in `authorize.ts`): approved → authorized, failed → declined with
  * `card.failed-three-d-s`.
  */
 

@@ -1,9 +1,10 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
+import { TABLE } from "../db/table.ts";
 import { cancelledItem, failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import { conditionAttributes, type TransactionRecord, type TransactionStatus } from "./transaction.ts";
 
@@ -32,15 +33,18 @@ const CONDITION_ATTRIBUTES = [
 ];
 
 function fromItem(item: Record<string, unknown>): VersionedTransaction {
-  const { pk, sk, gsi1pk, gsi1sk, type, version, ...rest } = item;
+  const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, type, version, ...rest } = item;
   for (const name of CONDITION_ATTRIBUTES) delete rest[name];
   return { record: rest as unknown as TransactionRecord, version: Number(version) };
 }
 
 function item(record: TransactionRecord, version: number) {
+  const leaseUntil = record.pending ? new Date(record.pending.lease_until).toISOString() : undefined;
   return {
     ...keys.resource(record.project_id, record.id),
     ...keys.listing(record.project_id, ENTITY, record.id),
+    // While an operation is reserved, the recovery job can find it once its lease is over.
+    ...(leaseUntil ? keys.reservationDue(record.id, leaseUntil) : {}),
     type: ENTITY,
     version,
     ...conditionAttributes(record),
@@ -56,6 +60,37 @@ export async function findTransactionRecord(
     new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),
   );
   return Item?.type === ENTITY ? fromItem(Item) : undefined;
+}
+
+/**
+ * Transactions of every environment whose reserved operation's lease ended before `now`, oldest
+ * first, from one shard of the due-work index (eventually consistent: read the transaction again
+ * before acting on it).
+ */
+export async function expiredReservations(
+  shard: number,
+  now: Date,
+  limit: number,
+  onlyScope?: Scope,
+): Promise<Array<{ scope: Scope; id: string }>> {
+  const { Items = [] } = await dynamo.send(
+    new QueryCommand({
+      TableName: config.tableName,
+      IndexName: TABLE.indexes.gsi2.name,
+      KeyConditionExpression: "#pk = :pk AND #sk < :now",
+      ...(onlyScope ? { FilterExpression: "#project = :scope" } : {}),
+      ExpressionAttributeNames: { "#pk": "gsi2pk", "#sk": "gsi2sk", "#project": "project_id" },
+      ExpressionAttributeValues: {
+        ":pk": keys.reservationPartition(shard),
+        ":now": now.toISOString(),
+        ...(onlyScope ? { ":scope": onlyScope } : {}),
+      },
+      ProjectionExpression: "#project, id",
+      // The limit counts items before the filter: one environment's reservations are all read.
+      ...(onlyScope ? {} : { Limit: limit }),
+    }),
+  );
+  return Items.map((found) => ({ scope: String(found.project_id), id: String(found.id) }));
 }
 
 export async function listTransactions(scope: Scope, page: PageRequest): Promise<Page<TransactionRecord>> {

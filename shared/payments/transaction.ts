@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { CustomerAction } from "../gateways/connector.ts";
 import { newId } from "../ids.ts";
 import {
@@ -75,6 +76,16 @@ export interface PendingOperation {
   lease_until: number;
   /** For a refund: the refund it records. */
   refund: Refund | null;
+  /**
+   * For an authorization: the token of the 3DS challenge page offered to the connector, should the
+   * issuer ask for a challenge (the open challenge's own token on a later round).
+   */
+  challenge_token?: string | null;
+}
+
+/** The secret address of a challenge page: 192 random bits. */
+function newChallengeToken(): string {
+  return randomBytes(24).toString("base64url");
 }
 
 /** A 3DS challenge of this transaction, answered on the challenge page (`/3ds/{token}`). */
@@ -205,7 +216,11 @@ function operation(
   };
 }
 
-/** The transaction claimed for one provider call (see `PendingOperation`). */
+/**
+ * The transaction claimed for one provider call (see `PendingOperation`). Each reservation is a new
+ * operation with its own reference: an authorization tried again after a 3DS challenge is another
+ * operation for the provider than the attempt that asked for the challenge.
+ */
 export function reserved(
   record: TransactionRecord,
   type: PendingType,
@@ -214,21 +229,20 @@ export function reserved(
   now: Date,
   refund: Refund | null = null,
 ): TransactionRecord {
-  const id = type === "authorization" ? record.id : newId("operation");
   return {
     ...record,
     pending: {
-      id,
+      id: newId("operation"),
       type,
       amount,
       request_key: requestKey,
       lease_until: now.getTime() + OPERATION_LEASE_MS,
       refund,
+      challenge_token: type === "authorization" ? (record.challenge?.token ?? newChallengeToken()) : null,
     },
   };
 }
 
-/** A reservation whose holder is gone, claimed again (same operation, same reference) with a new lease. */
 /**
  * When the automatic capture of an authorization may run: at `auto_capture_at`, if it was asked for.
  * The job checks it, so a schedule that fires early or for another transaction captures nothing.
@@ -238,6 +252,7 @@ export function autoCaptureDue(record: TransactionRecord, now: Date): boolean | 
   return Date.parse(record.auto_capture_at) <= now.getTime();
 }
 
+/** A reservation whose holder is gone, claimed again (same operation, same reference) with a new lease. */
 export function takenOver(record: TransactionRecord, now: Date): TransactionRecord {
   if (!record.pending) throw new Error(`Transaction ${record.id} has no reserved operation to take over`);
   return { ...record, pending: { ...record.pending, lease_until: now.getTime() + OPERATION_LEASE_MS } };
@@ -249,6 +264,27 @@ export function leaseExpired(pending: PendingOperation, now: Date): boolean {
 
 function settled(record: TransactionRecord): TransactionRecord {
   return { ...record, pending: null };
+}
+
+/**
+ * The connector failed and the provider has no record of the operation: nothing happened, and the
+ * failed attempt is recorded (operation and error) while the transaction keeps its state, so the
+ * operation can be tried again.
+ */
+export function failedAttempt(
+  record: TransactionRecord,
+  failure: { errorType: string; message: string },
+  now: Date,
+): TransactionRecord {
+  const pending = record.pending;
+  if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
+  const type: OperationType = pending.type === "increment" ? "authorization" : pending.type;
+  return {
+    ...settled(record),
+    error_code: failure.errorType,
+    error_message: failure.message,
+    operations: [...record.operations, operation(type, pending.amount, false, failure.errorType, now)],
+  };
 }
 
 export function authorizedWith(
@@ -378,14 +414,7 @@ export function followUpDeclined(
 ): TransactionRecord {
   const pending = record.pending;
   if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
-  const type: OperationType = pending.type === "increment" ? "authorization" : pending.type;
-  const failed = operation(type, pending.amount, false, decline.errorType, now);
-  const next: TransactionRecord = {
-    ...settled(record),
-    error_code: decline.errorType,
-    error_message: decline.message,
-    operations: [...record.operations, failed],
-  };
+  const next = failedAttempt(record, decline, now);
   if (pending.type === "capture") return { ...next, status: "failed" };
   if (pending.type === "refund" && pending.refund)
     return { ...next, refunds: [...record.refunds, { ...pending.refund, has_failed: true }] };

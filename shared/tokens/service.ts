@@ -86,7 +86,7 @@ export async function createToken(
   let cardWrite: TransactItem | undefined;
   let cardAfter = card?.card ?? null;
   if (card && fields.verify === true) {
-    const { configuration, outcome } = await verify(caller, id, card);
+    const { configuration, outcome } = await verify(caller, card);
     cardWrite = cardCheckedWrite(scope, card.card.id, outcome.checks);
     if (outcome.status === "declined") {
       await recordRefusedCheck(cardWrite);
@@ -193,7 +193,7 @@ export async function changeToken(
 
   let verified: { configuration: GatewayConfiguration; outcome: VerifyOutcome };
   try {
-    verified = await verify(caller, tokenId, card);
+    verified = await verify(caller, card);
   } catch (error) {
     await releaseVerification(scope, customerId, tokenId, owner);
     throw error;
@@ -259,12 +259,17 @@ const verificationInProgress = (tokenId: string) =>
 /** Verifies a card with the environment's card gateway. The opened secrets live for this call only. */
 async function verify(
   caller: Caller,
-  reference: string,
   card: Awaited<ReturnType<typeof usableCard>>,
 ): Promise<{ configuration: GatewayConfiguration; outcome: VerifyOutcome }> {
   const configuration = await cardGatewayConfiguration(caller.projectId);
   const credentials = await cardCredentials(card.card, card.secrets);
-  const outcome = await cardConnector(configuration).verifyCard({ reference, card: credentials });
+  const outcome = await cardConnector(configuration).verifyCard({
+    scope: caller.projectId,
+    // Each verification is its own operation for the gateway: a token refused once can be
+    // verified again with another card.
+    reference: newId("operation"),
+    card: credentials,
+  });
   return { configuration, outcome };
 }
 

@@ -6,7 +6,7 @@ import { clock } from "../../shared/clock.ts";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
 import { captureScheduleName } from "../../shared/scheduling/port.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
@@ -133,7 +133,7 @@ describe("auto_capture_at", () => {
     expect(errors).toEqual([expect.stringContaining("it will run again")]);
     expect(await scheduledJob(invoiceId)).toMatchObject({ attempts: 1 });
 
-    // The reservation of the failed attempt holds the transaction until its lease is over.
+    // The failed attempt is recorded and holds nothing: the next run captures.
     setNow(new Date(at.getTime() + 5 * 60 * 1000));
     await scheduler.tick();
     expect((await transaction(transactionId)).status).toBe("completed");

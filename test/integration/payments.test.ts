@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { dynamo } from "../../shared/db/client.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
 import { CAPTURE_WINDOW_MS, OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";

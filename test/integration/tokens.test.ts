@@ -4,7 +4,7 @@ import { config } from "../../shared/config.ts";
 import { MAX_TOKENS_PER_CUSTOMER } from "../../shared/customers/customer.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
 import { newId } from "../../shared/ids.ts";
 import { type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";

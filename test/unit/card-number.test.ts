@@ -9,7 +9,7 @@ import {
   normalizeCardNumber,
   passesLuhn,
 } from "../../shared/cards/card-number.ts";
-import { SANDBOX_TEST_CARDS } from "../../shared/gateways/sandbox.ts";
+import { SANDBOX_TEST_CARDS } from "../../shared/gateways/sandbox/test-cards.ts";
 
 /** The Luhn check digit that completes `body`. */
 function checkDigit(body: string): string {

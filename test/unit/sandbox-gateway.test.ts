@@ -1,24 +1,83 @@
-import { describe, expect, it } from "vitest";
-import type { AuthorizeRequest, CardCredentials } from "../../shared/gateways/connector.ts";
-import { SANDBOX_TEST_CARDS, sandboxConnector as sandbox } from "../../shared/gateways/sandbox.ts";
+import { beforeEach, describe, expect, it } from "vitest";
+import type {
+  AuthorizeRequest,
+  CardConnector,
+  CardCredentials,
+  RecordedOutcome,
+} from "../../shared/gateways/connector.ts";
+import { sandboxCardConnector } from "../../shared/gateways/sandbox/card.ts";
+import type { SandboxLedger } from "../../shared/gateways/sandbox/ledger.ts";
+import { SANDBOX_TEST_CARDS } from "../../shared/gateways/sandbox/test-cards.ts";
 
-const CHALLENGE_URL = "https://checkout.example.com/three-d-s/tr_1";
+/**
+ * The sandbox's decisions, over a ledger kept in memory (the same contract as the table's, which
+ * the integration tests use): the rules here are the test-card table's.
+ */
+function memoryLedger(): SandboxLedger {
+  const operations = new Map<string, RecordedOutcome>();
+  const increments = new Set<string>();
+  const firstUses = new Map<string, string>();
+  return {
+    async record(scope, _kind, reference, outcome) {
+      const key = `${scope}/${reference}`;
+      if (!operations.has(key)) operations.set(key, outcome);
+      return operations.get(key) as RecordedOutcome;
+    },
+    async find(scope, reference) {
+      return operations.get(`${scope}/${reference}`);
+    },
+    async recordIncrement(scope, authorization) {
+      increments.add(`${scope}/${authorization}`);
+    },
+    async wasIncremented(scope, authorization) {
+      return increments.has(`${scope}/${authorization}`);
+    },
+    async firstUseOfCard(scope, fingerprint, reference) {
+      const key = `${scope}/${fingerprint}`;
+      if (!firstUses.has(key)) firstUses.set(key, reference);
+      return firstUses.get(key) as string;
+    },
+  };
+}
+
+const SCOPE = "test-proj_01TESTTESTTESTTESTTESTTEST";
+const CHALLENGE_URL = "https://api.example.com/3ds/token";
+
+let sandbox: CardConnector;
+let references = 0;
+const reference = () => `op_${++references}`;
+
+beforeEach(() => {
+  sandbox = sandboxCardConnector(memoryLedger());
+});
 
 function card(number: string, cvc: string | null = "123"): CardCredentials {
-  return { number, expMonth: 12, expYear: 2030, cvc, name: "Ada Lovelace" };
+  return { number, expMonth: 12, expYear: 2030, cvc, name: "Ada Lovelace", fingerprint: `fp-${number}` };
 }
 
 function authorization(number: string, change: Partial<AuthorizeRequest> = {}): AuthorizeRequest {
   return {
-    reference: "tr_1",
+    scope: SCOPE,
+    reference: reference(),
     amount: "10.00",
     currency: "USD",
     card: card(number),
     incremental: false,
+    initiator: "merchant",
     threeDS: { challengeUrl: CHALLENGE_URL },
     ...change,
   };
 }
+
+const followUp = (gatewayReference: string, amount = "10.00") => ({
+  scope: SCOPE,
+  gatewayReference,
+  reference: reference(),
+  amount,
+  currency: "USD",
+});
+
+const verification = (number: string) => ({ scope: SCOPE, reference: reference(), card: card(number) });
 
 const SUCCESS_CARDS = [
   "4242424242424242",
@@ -29,23 +88,19 @@ const SUCCESS_CARDS = [
   "6011111111111117",
 ];
 
-/** Authorizes, then captures the whole amount. */
-async function authorizeAndCapture(number: string) {
-  const authorized = await sandbox.authorize(authorization(number));
-  if (authorized.status !== "approved") throw new Error(`not approved: ${JSON.stringify(authorized)}`);
-  const captured = await sandbox.capture({
-    gatewayReference: authorized.gatewayReference,
-    amount: "10.00",
-    currency: "USD",
-  });
-  return { authorized, captured };
+async function approved(number: string): Promise<string> {
+  const outcome = await sandbox.authorize(authorization(number));
+  if (outcome.status !== "approved") throw new Error(`not approved: ${JSON.stringify(outcome)}`);
+  return outcome.gatewayReference;
 }
 
 describe("the sandbox card connector", () => {
   it("knows every card of the reference's test-card table, and nothing else", () => {
+    const declines = ["2180", "2206", "2198", "2214", "2222", "2230", "2248", "2255", "2263", "2271", "2289"];
     expect(Object.keys(SANDBOX_TEST_CARDS).sort()).toEqual(
       [
         ...SUCCESS_CARDS,
+        ...declines.map((last) => `400000000000${last}`),
         "4000000000000002",
         "4000000000000010",
         "4000000000000028",
@@ -57,8 +112,14 @@ describe("the sandbox card connector", () => {
         "4000000000003055",
         "4000000000003063",
         "4000000000003220",
-        "4000000000002180",
-        "4000000000002206",
+        "4127969420587632",
+        "4000000000001216",
+        "4000000000006009",
+        "4000000000004301",
+        "4000000000000531",
+        "4000000000003303",
+        "4000000000006223",
+        "5337480000007168",
       ].sort(),
     );
   });
@@ -66,21 +127,24 @@ describe("the sandbox card connector", () => {
   it.each(SUCCESS_CARDS)(
     "approves %s through authorization, capture, refund, increment and void",
     async (number) => {
-      const { authorized, captured } = await authorizeAndCapture(number);
+      const authorized = await sandbox.authorize(authorization(number));
       expect(authorized).toEqual({
         status: "approved",
-        gatewayReference: expect.stringContaining("tr_1"),
+        gatewayReference: expect.stringMatching(/^sandbox\.normal\.op_\d+$/),
         checks: { cvc: "passed", avs: "unavailable" },
         threeDS: "not-applicable",
       });
-      expect(captured).toEqual({ status: "approved", chargedBack: false });
-      const followUp = { gatewayReference: authorized.gatewayReference, amount: "4.00", currency: "USD" };
-      expect(await sandbox.refund(followUp)).toEqual({ status: "approved" });
-      expect(await sandbox.incrementAuthorization(followUp)).toEqual({ status: "approved" });
-      expect(await sandbox.void({ gatewayReference: authorized.gatewayReference })).toEqual({
+      const gatewayReference = (authorized as { gatewayReference: string }).gatewayReference;
+      expect(await sandbox.capture(followUp(gatewayReference))).toEqual({
+        status: "approved",
+        chargedBack: false,
+      });
+      expect(await sandbox.refund(followUp(gatewayReference, "4.00"))).toEqual({ status: "approved" });
+      expect(await sandbox.incrementAuthorization(followUp(gatewayReference, "4.00"))).toEqual({
         status: "approved",
       });
-      expect(await sandbox.verifyCard({ reference: "tok_1", card: card(number) })).toMatchObject({
+      expect(await sandbox.void(followUp(gatewayReference))).toEqual({ status: "approved" });
+      expect(await sandbox.verifyCard(verification(number))).toMatchObject({
         status: "approved",
         checks: { cvc: "passed", avs: "unavailable" },
       });
@@ -91,6 +155,16 @@ describe("the sandbox card connector", () => {
     ["4000000000000002", "card.declined"],
     ["4000000000002180", "card.do-not-honor"],
     ["4000000000002206", "card.no-money"],
+    ["4000000000002198", "card.possible-fraud"],
+    ["4000000000002214", "card.expired"],
+    ["4000000000002222", "card.stolen"],
+    ["4000000000002230", "card.failed-cvc"],
+    ["4000000000002248", "card.failed-avs"],
+    ["4000000000002255", "card.not-authorized"],
+    ["4000000000002263", "card.inactive"],
+    ["4000000000002271", "card.lost"],
+    ["4000000000002289", "card.region-not-authorized"],
+    ["4127969420587632", "card.blacklisted"],
   ])("declines %s with %s, at authorization and at verification", async (number, errorType) => {
     expect(await sandbox.authorize(authorization(number))).toEqual({
       status: "declined",
@@ -99,16 +173,12 @@ describe("the sandbox card connector", () => {
       checks: { cvc: "passed", avs: "unavailable" },
       threeDS: "not-applicable",
     });
-    expect(await sandbox.verifyCard({ reference: "tok_1", card: card(number) })).toMatchObject({
-      status: "declined",
-      errorType,
-    });
+    expect(await sandbox.verifyCard(verification(number))).toMatchObject({ status: "declined", errorType });
   });
 
   it("authorizes 4000000000000010 but declines its capture", async () => {
-    const { authorized, captured } = await authorizeAndCapture("4000000000000010");
-    expect(authorized.status).toBe("approved");
-    expect(captured).toEqual({
+    const gatewayReference = await approved("4000000000000010");
+    expect(await sandbox.capture(followUp(gatewayReference))).toEqual({
       status: "declined",
       errorType: "gateway.declined",
       message: expect.any(String),
@@ -122,9 +192,7 @@ describe("the sandbox card connector", () => {
       checks: { cvc: "failed", avs: "unavailable" },
     };
     expect(await sandbox.authorize(authorization("4000000000000028"))).toMatchObject(withCvc);
-    expect(await sandbox.verifyCard({ reference: "tok_1", card: card("4000000000000028") })).toMatchObject(
-      withCvc,
-    );
+    expect(await sandbox.verifyCard(verification("4000000000000028"))).toMatchObject(withCvc);
     const withoutCvc = authorization("4000000000000028", { card: card("4000000000000028", null) });
     expect(await sandbox.authorize(withoutCvc)).toMatchObject({
       status: "approved",
@@ -133,14 +201,9 @@ describe("the sandbox card connector", () => {
   });
 
   it("approves 4000000000000036 with its AVS check failed: the merchant decides", async () => {
-    expect(await sandbox.authorize(authorization("4000000000000036"))).toMatchObject({
-      status: "approved",
-      checks: { cvc: "passed", avs: "failed" },
-    });
-    expect(await sandbox.verifyCard({ reference: "tok_1", card: card("4000000000000036") })).toMatchObject({
-      status: "approved",
-      checks: { cvc: "passed", avs: "failed" },
-    });
+    const failedAvs = { status: "approved", checks: { cvc: "passed", avs: "failed" } };
+    expect(await sandbox.authorize(authorization("4000000000000036"))).toMatchObject(failedAvs);
+    expect(await sandbox.verifyCard(verification("4000000000000036"))).toMatchObject(failedAvs);
   });
 
   it("declines 4000000000000044 for both failed checks", async () => {
@@ -149,28 +212,23 @@ describe("the sandbox card connector", () => {
       errorType: "card.failed-cvc-and-avs",
       checks: { cvc: "failed", avs: "failed" },
     });
-    const withoutCvc = authorization("4000000000000044", { card: card("4000000000000044", null) });
-    expect(await sandbox.authorize(withoutCvc)).toMatchObject({
-      status: "approved",
-      checks: { cvc: "unavailable", avs: "failed" },
-    });
   });
 
   it("reports 4000000000000069 as charged back once captured", async () => {
-    const { captured } = await authorizeAndCapture("4000000000000069");
-    expect(captured).toEqual({ status: "approved", chargedBack: true });
+    const gatewayReference = await approved("4000000000000069");
+    expect(await sandbox.capture(followUp(gatewayReference))).toEqual({
+      status: "approved",
+      chargedBack: true,
+    });
   });
 
   it("captures 4000000000000077 but declines its refund", async () => {
-    const { authorized, captured } = await authorizeAndCapture("4000000000000077");
-    expect(captured.status).toBe("approved");
-    expect(
-      await sandbox.refund({
-        gatewayReference: authorized.gatewayReference,
-        amount: "10.00",
-        currency: "USD",
-      }),
-    ).toEqual({ status: "declined", errorType: "gateway.declined", message: expect.any(String) });
+    const gatewayReference = await approved("4000000000000077");
+    expect((await sandbox.capture(followUp(gatewayReference))).status).toBe("approved");
+    expect(await sandbox.refund(followUp(gatewayReference))).toMatchObject({
+      status: "declined",
+      errorType: "gateway.declined",
+    });
   });
 
   it("asks a challenge for 4000000000000101, then approves or declines on the customer's result", async () => {
@@ -209,29 +267,120 @@ describe("the sandbox card connector", () => {
 
   it("runs no 3DS at verification: the 3DS cards verify", async () => {
     for (const number of ["4000000000000101", "4000000000003055", "4000000000003220"]) {
-      expect(await sandbox.verifyCard({ reference: "tok_1", card: card(number) }), number).toMatchObject({
-        status: "approved",
+      expect(await sandbox.verifyCard(verification(number)), number).toMatchObject({ status: "approved" });
+    }
+  });
+
+  it("verifies 4000000000001216 but declines any payment with it", async () => {
+    expect(await sandbox.verifyCard(verification("4000000000001216"))).toMatchObject({ status: "approved" });
+    expect(await sandbox.authorize(authorization("4000000000001216"))).toMatchObject({
+      status: "declined",
+      errorType: "card.declined",
+    });
+  });
+
+  it.each([
+    ["4000000000006009", "card.no-money"],
+    ["4000000000004301", "card.expired"],
+  ])(
+    "accepts the first request made with %s, then declines every later authorization with %s",
+    async (number, errorType) => {
+      const first = authorization(number);
+      expect((await sandbox.authorize(first)).status).toBe("approved");
+      // The first request repeated is still the first request: the provider answers it the same.
+      expect((await sandbox.authorize(first)).status).toBe("approved");
+      expect(await sandbox.authorize(authorization(number))).toMatchObject({ status: "declined", errorType });
+      expect(await sandbox.authorize(authorization(number))).toMatchObject({ status: "declined", errorType });
+    },
+  );
+
+  it("counts a verification as the first request of 4000000000006009", async () => {
+    expect((await sandbox.verifyCard(verification("4000000000006009"))).status).toBe("approved");
+    expect(await sandbox.authorize(authorization("4000000000006009"))).toMatchObject({
+      errorType: "card.no-money",
+    });
+  });
+
+  it("authorizes 4000000000000531 and 4000000000003303 but declines their increments", async () => {
+    expect(
+      await sandbox.incrementAuthorization(followUp(await approved("4000000000000531"), "1.00")),
+    ).toMatchObject({
+      status: "declined",
+      errorType: "gateway.declined",
+    });
+    expect(
+      await sandbox.incrementAuthorization(followUp(await approved("4000000000003303"), "1.00")),
+    ).toMatchObject({
+      status: "declined",
+      errorType: "card.no-money",
+    });
+  });
+
+  it("captures 4000000000006223, but not once its authorization was incremented", async () => {
+    expect((await sandbox.capture(followUp(await approved("4000000000006223")))).status).toBe("approved");
+    const incremented = await approved("4000000000006223");
+    expect((await sandbox.incrementAuthorization(followUp(incremented, "1.00"))).status).toBe("approved");
+    expect(await sandbox.capture(followUp(incremented, "11.00"))).toMatchObject({
+      status: "declined",
+      errorType: "gateway.declined",
+    });
+  });
+
+  it("declines payments with 5337480000007168, advising not to retry, but verifies it", async () => {
+    expect(await sandbox.authorize(authorization("5337480000007168"))).toMatchObject({
+      status: "declined",
+      advice: "do-not-retry",
+    });
+    expect((await sandbox.verifyCard(verification("5337480000007168"))).status).toBe("approved");
+  });
+
+  it("answers a repeated reference with its first answer, and finds it again by lookup", async () => {
+    const first = authorization("4000000000000101");
+    const asked = await sandbox.authorize(first);
+    expect(asked.status).toBe("customer-action");
+    // Even with the challenge answered since, the same reference is the same operation.
+    const repeat = {
+      ...first,
+      threeDS: { challengeUrl: CHALLENGE_URL, challengeResult: "approved" as const },
+    };
+    expect(await sandbox.authorize(repeat)).toEqual(asked);
+    expect(await sandbox.lookup({ scope: SCOPE, kind: "authorization", reference: first.reference })).toEqual(
+      {
+        status: "found",
+        outcome: asked,
+      },
+    );
+    expect(await sandbox.lookup({ scope: SCOPE, kind: "capture", reference: "op_never" })).toEqual({
+      status: "not-found",
+    });
+  });
+
+  it("keeps each environment's operations apart", async () => {
+    const made = authorization("4242424242424242");
+    await sandbox.authorize(made);
+    const elsewhere = {
+      scope: "proj_01OTHEROTHEROTHEROTHEROTH",
+      kind: "authorization" as const,
+      reference: made.reference,
+    };
+    expect(await sandbox.lookup(elsewhere)).toEqual({ status: "not-found" });
+  });
+
+  it("refuses an amount it cannot take as a validation error, not a fault", async () => {
+    for (const amount of ["10.001", "0", "0.00"]) {
+      expect(await sandbox.authorize(authorization("4242424242424242", { amount })), amount).toMatchObject({
+        status: "declined",
+        errorType: "gateway.validation-error",
       });
     }
+    const gatewayReference = await approved("4242424242424242");
+    expect(await sandbox.capture(followUp(gatewayReference, "0"))).toMatchObject({
+      status: "declined",
+      errorType: "gateway.validation-error",
+    });
   });
 
-  it("is deterministic: the same request gives the same outcome", async () => {
-    for (const number of Object.keys(SANDBOX_TEST_CARDS)) {
-      expect(await sandbox.authorize(authorization(number))).toEqual(
-        await sandbox.authorize(authorization(number)),
-      );
-    }
-  });
-
-  it("treats amounts the caller should have refused as bugs, not declines", async () => {
-    await expect(sandbox.authorize(authorization("4242424242424242", { amount: "10.001" }))).rejects.toThrow(
-      RangeError,
-    );
-    await expect(sandbox.authorize(authorization("4242424242424242", { amount: "0" }))).rejects.toThrow(
-      RangeError,
-    );
-    await expect(
-      sandbox.capture({ gatewayReference: "someone-else's", amount: "1.00", currency: "USD" }),
-    ).rejects.toThrow(/sandbox/);
+  it("fails (throws) on a gateway reference it never issued", async () => {
+    await expect(sandbox.capture(followUp("someone-else's"))).rejects.toThrow(/sandbox/);
   });
 });

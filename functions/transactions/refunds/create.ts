@@ -1,5 +1,6 @@
 import { api } from "../../../shared/http/api.ts";
-import { paymentRequest, refundTransaction } from "../../../shared/payments/service.ts";
+import { paymentRequest } from "../../../shared/payments/core.ts";
+import { refundTransaction } from "../../../shared/payments/refund.ts";
 
 /** POST /transactions/{transaction_id}/refunds */
 export const handler = api((request) =>

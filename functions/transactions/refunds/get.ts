@@ -1,6 +1,6 @@
 import { api } from "../../../shared/http/api.ts";
 import { ok } from "../../../shared/http/reply.ts";
-import { getRefund } from "../../../shared/payments/service.ts";
+import { getRefund } from "../../../shared/payments/queries.ts";
 
 /** GET /transactions/{transaction_id}/refunds/{refund_id} */
 export const handler = api(async (request) => {

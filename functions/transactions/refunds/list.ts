@@ -1,6 +1,6 @@
 import { api } from "../../../shared/http/api.ts";
 import { ok } from "../../../shared/http/reply.ts";
-import { getTransaction } from "../../../shared/payments/service.ts";
+import { getTransaction } from "../../../shared/payments/queries.ts";
 
 /** GET /transactions/{transaction_id}/refunds: every refund of the transaction, oldest first. */
 export const handler = api(async (request) => {

@@ -1,0 +1,203 @@
+import { amountProblemIn, isZeroAmount } from "../../money.ts";
+import type {
+  AuthorizeOutcome,
+  AuthorizeRequest,
+  CaptureOutcome,
+  CardConnector,
+  Declined,
+  FollowUpRequest,
+  OperationOutcome,
+  VerifyOutcome,
+} from "../connector.ts";
+import { type SandboxLedger, tableLedger } from "./ledger.ts";
+import {
+  cardDecision,
+  checksFor,
+  declined,
+  firstUseOnly,
+  followUpFor,
+  gatewayReference,
+  parseGatewayReference,
+  type TestCardBehaviour,
+  testCardBehaviour,
+} from "./test-cards.ts";
+
+/**
+ * The `sandbox` card connector: no provider behind it, outcomes decided by the card number as the
+ * test-card table lists them (`test-cards.ts`), and remembered like a provider remembers them
+ * (`ledger.ts`): a repeated reference gets its first answer again, and `lookup` finds it.
+ *
+ * CVC and AVS failures: a failed CVC check declines the authorization or verification
+ * (`card.failed-cvc`, `card.failed-cvc-and-avs` when AVS fails too), as issuers decline a wrong
+ * security code; a failed AVS check alone approves it with `avs: failed`, leaving the merchant to
+ * decide. A CVC check can only fail when a CVC was sent: without one it is `unavailable`.
+ *
+ * 3-D Secure happens at authorization: the challenge card asks for a challenge (`customer_action`
+ * of type `url`) until the customer's result is given. Verification runs no 3DS.
+ *
+ * What the follow-ups of an approved authorization do (capture, refund, increment of a test card)
+ * is carried in the gateway reference it returns: `sandbox.<follow-up behaviour>.<reference>`.
+ */
+export function sandboxCardConnector(ledger: SandboxLedger = tableLedger): CardConnector {
+  /** An amount the provider cannot take is refused as such (a value, not a fault). */
+  const invalidAmount = (amount: string, currency: string): Declined | undefined => {
+    const problem =
+      amountProblemIn(amount, currency) ?? (isZeroAmount(amount) ? "must be above zero" : undefined);
+    return problem ? declined("gateway.validation-error", `The amount ${problem}.`) : undefined;
+  };
+
+  /** Whether a card that only accepts its first request has been used before this one. */
+  const laterUse = async (
+    behaviour: TestCardBehaviour,
+    request: { scope: string; reference: string; card: { fingerprint: string } },
+  ): Promise<boolean> => {
+    if (!firstUseOnly(behaviour)) return false;
+    const first = await ledger.firstUseOfCard(request.scope, request.card.fingerprint, request.reference);
+    return first !== request.reference;
+  };
+
+  async function decideAuthorization(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
+    const checks = checksFor(testCardBehaviour(request.card.number), request.card.cvc !== null);
+    const refusedAmount = invalidAmount(request.amount, request.currency);
+    if (refusedAmount) return { ...refusedAmount, checks, threeDS: "not-applicable" };
+    const behaviour = testCardBehaviour(request.card.number);
+    const refusal = cardDecision(behaviour, checks, {
+      kind: "authorization",
+      laterUse: await laterUse(behaviour, request),
+    });
+    if (refusal) return { ...refusal, checks, threeDS: "not-applicable" };
+
+    let threeDS: AuthorizeOutcome["threeDS"] = "not-applicable";
+    if (behaviour === "three-d-s-fingerprint-fails") {
+      return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
+    }
+    if (behaviour === "three-d-s-frictionless") threeDS = "frictionless";
+    if (behaviour === "three-d-s-challenge") {
+      const result = request.threeDS.challengeResult;
+      if (result === undefined) {
+        return {
+          status: "customer-action",
+          customerAction: { type: "url", value: request.threeDS.challengeUrl, metadata: {} },
+          threeDS: "challenge-required",
+        };
+      }
+      if (result === "failed") return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
+      threeDS = "challenge-passed";
+    }
+    return {
+      status: "approved",
+      gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
+      checks,
+      threeDS,
+    };
+  }
+
+  async function decideCapture(request: FollowUpRequest): Promise<CaptureOutcome> {
+    const refusedAmount = invalidAmount(request.amount, request.currency);
+    if (refusedAmount) return refusedAmount;
+    const { followUp, authorization } = parseGatewayReference(request.gatewayReference);
+    if (followUp === "capture-fails") {
+      return declined("gateway.declined", "The sandbox gateway declined the capture of this test card.");
+    }
+    if (
+      followUp === "incremented-capture-fails" &&
+      (await ledger.wasIncremented(request.scope, authorization))
+    ) {
+      return declined(
+        "gateway.declined",
+        "The sandbox gateway declined the capture of an incremented authorization.",
+      );
+    }
+    return { status: "approved", chargedBack: followUp === "charged-back" };
+  }
+
+  async function decideIncrement(request: FollowUpRequest): Promise<OperationOutcome> {
+    const refusedAmount = invalidAmount(request.amount, request.currency);
+    if (refusedAmount) return refusedAmount;
+    const { followUp, authorization } = parseGatewayReference(request.gatewayReference);
+    if (followUp === "increment-fails") {
+      return declined("gateway.declined", "The sandbox gateway declined the increment of this test card.");
+    }
+    if (followUp === "increment-no-money") return declined("card.no-money");
+    if (followUp === "incremented-capture-fails") {
+      await ledger.recordIncrement(request.scope, authorization, request.reference);
+    }
+    return { status: "approved" };
+  }
+
+  return {
+    async authorize(request) {
+      return (await ledger.record(
+        request.scope,
+        "authorization",
+        request.reference,
+        await decideAuthorization(request),
+      )) as AuthorizeOutcome;
+    },
+
+    async capture(request) {
+      return (await ledger.record(
+        request.scope,
+        "capture",
+        request.reference,
+        await decideCapture(request),
+      )) as CaptureOutcome;
+    },
+
+    async void(request) {
+      parseGatewayReference(request.gatewayReference);
+      return (await ledger.record(request.scope, "void", request.reference, {
+        status: "approved",
+      })) as OperationOutcome;
+    },
+
+    async refund(request) {
+      const refusedAmount = invalidAmount(request.amount, request.currency);
+      const outcome: OperationOutcome =
+        refusedAmount ??
+        (parseGatewayReference(request.gatewayReference).followUp === "refund-declined"
+          ? declined("gateway.declined", "The sandbox gateway declined the refund of this test card.")
+          : { status: "approved" });
+      return (await ledger.record(request.scope, "refund", request.reference, outcome)) as OperationOutcome;
+    },
+
+    async incrementAuthorization(request) {
+      return (await ledger.record(
+        request.scope,
+        "increment",
+        request.reference,
+        await decideIncrement(request),
+      )) as OperationOutcome;
+    },
+
+    async verifyCard(request) {
+      const behaviour = testCardBehaviour(request.card.number);
+      const checks = checksFor(behaviour, request.card.cvc !== null);
+      const refusal = cardDecision(behaviour, checks, {
+        kind: "verification",
+        laterUse: await laterUse(behaviour, request),
+      });
+      const outcome: VerifyOutcome = refusal
+        ? { ...refusal, checks }
+        : {
+            status: "approved",
+            gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
+            checks,
+          };
+      return (await ledger.record(
+        request.scope,
+        "verification",
+        request.reference,
+        outcome,
+      )) as VerifyOutcome;
+    },
+
+    async lookup(request) {
+      const outcome = await ledger.find(request.scope, request.reference);
+      return outcome ? { status: "found", outcome } : { status: "not-found" };
+    },
+  };
+}
+
+/** The connector every sandbox card configuration goes through. */
+export const sandboxConnector: CardConnector = sandboxCardConnector();

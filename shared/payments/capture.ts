@@ -1,0 +1,80 @@
+import { clock } from "../clock.ts";
+import { ApiError, conflict } from "../http/errors.ts";
+import type { Reply } from "../http/reply.ts";
+import { parseInput } from "../validation/parse.ts";
+import { authorizeStep } from "./authorize.ts";
+import { cancelAutoCapture } from "./auto-capture.ts";
+import {
+  checkAmount,
+  invoiceOf,
+  type PaymentRequest,
+  paymentReply,
+  recordedDecline,
+  transactionOf,
+  wrongState,
+} from "./core.ts";
+import { type FollowUpPlan, followUp } from "./follow-up.ts";
+import { captureInput } from "./schema.ts";
+import type { VersionedTransaction } from "./store.ts";
+import { CAPTURE_WINDOW_MS } from "./transaction.ts";
+
+/**
+ * `POST /invoices/{id}/capture`: captures the invoice's authorization (all of it, or `amount`),
+ * within 7 days of it. With a `source` on an invoice not yet authorized, authorizes it first.
+ */
+export async function captureInvoice(
+  request: PaymentRequest,
+  invoiceId: string,
+  input: unknown,
+): Promise<Reply> {
+  const fields = parseInput(captureInput, input);
+  const invoice = await invoiceOf(request.caller, invoiceId);
+  if (fields.amount) checkAmount("amount", fields.amount, invoice.currency);
+  let current: VersionedTransaction | undefined;
+  if (fields.source) {
+    const result = await authorizeStep(
+      request,
+      invoice,
+      {
+        sourceId: fields.source,
+        incremental: fields.incremental ?? false,
+        metadata: fields.metadata ?? {},
+        initiator: "merchant",
+      },
+      "capture",
+    );
+    if ("answer" in result) return result.answer;
+    current = result.current;
+  } else {
+    current = await transactionOf(request.caller, invoice);
+  }
+  if (!current) {
+    throw new ApiError(
+      400,
+      "request.invoice.not-authorized",
+      `Invoice ${invoice.id} has no authorization to capture: send a source.`,
+    );
+  }
+  if (current.record.status === "failed") throw recordedDecline(current.record);
+  const record = await followUp(request, invoice, current, capturePlan(fields.amount ?? undefined));
+  await cancelAutoCapture(record);
+  return paymentReply(record);
+}
+
+/** Capture `amount` (default: all that is authorized) of an authorization within its window. */
+export function capturePlan(amount: string | undefined): FollowUpPlan {
+  return {
+    type: "capture",
+    amount: (record) => amount ?? record.authorized_amount,
+    allowed: (record) => {
+      if (record.status !== "authorized") throw wrongState(record, "captured");
+      const deadline = Date.parse(record.authorized_at ?? "") + CAPTURE_WINDOW_MS;
+      if (clock.now().getTime() >= deadline) {
+        throw conflict(
+          "request.transaction.capture-window-expired",
+          `The authorization of transaction ${record.id} is older than 7 days: it can no longer be captured.`,
+        );
+      }
+    },
+  };
+}

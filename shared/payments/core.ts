@@ -1,0 +1,431 @@
+import { cardCheckedWrite } from "../cards/store.ts";
+import { clock } from "../clock.ts";
+import { config } from "../config.ts";
+import type { TransactItem } from "../db/transactions.ts";
+import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
+import { cardConnector } from "../gateways/configuration.ts";
+import {
+  type AuthorizeOutcome,
+  type CaptureOutcome,
+  type CardConnector,
+  type Declined,
+  type DeclineType,
+  type OperationKind,
+  OutcomeUnknown,
+  type RecordedOutcome,
+} from "../gateways/connector.ts";
+import { declineError } from "../gateways/errors.ts";
+import { cardGatewayConfiguration } from "../gateways/store.ts";
+import type { ApiRequest } from "../http/api.ts";
+import type { Caller } from "../http/auth.ts";
+import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
+import { ok, type Reply } from "../http/reply.ts";
+import { isId } from "../ids.ts";
+import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
+import { findInvoice } from "../invoices/store.ts";
+import { amountProblemIn, isZeroAmount } from "../money.ts";
+import { logger } from "../observability/logger.ts";
+import {
+  challengePut,
+  commitTransition,
+  type Expected,
+  findTransactionRecord,
+  transitionWrite,
+  type VersionedTransaction,
+} from "./store.ts";
+import {
+  authorizationDeclined,
+  authorizedWith,
+  awaitingChallenge,
+  capturedWith,
+  customerAction,
+  failedAttempt,
+  followUpDeclined,
+  incremented,
+  type PendingOperation,
+  type PendingType,
+  presentTransaction,
+  refunded,
+  type TransactionRecord,
+  takenOver,
+  voided,
+} from "./transaction.ts";
+
+/**
+ * The core every payment operation shares: reserve → call → settle (`transaction.ts` holds the
+ * states).
+ *
+ * 1. reserve: one conditional write claims the transaction for the operation (`pending`), so
+ *    concurrent requests can never both call the provider for the same step;
+ * 2. call the connector with the operation's stable reference (`callConnector`);
+ * 3. settle: one DynamoDB transaction writes the outcome, its events and the request's stored answer
+ *    (`Idempotency-Key`), on the condition that the claim is still ours (`settleOutcome`).
+ *
+ * A connector that fails is asked at once what the provider recorded (`lookup`): what it recorded is
+ * settled, an operation it never received is settled as a failed attempt; only an outcome nobody
+ * can tell yet leaves the reservation in place. A reservation left by a crash is taken over once its
+ * lease is over, by the next request or by the recovery job (`recovery.ts`), and settled from what
+ * the provider recorded (`resolveAbandoned`).
+ */
+export interface PaymentRequest {
+  caller: Caller;
+  /** The request's `Idempotency-Key`, if it has one. */
+  requestKey: string | null;
+  /** The writes that store the request's answer with the state change that produces it. */
+  commit: (reply: Reply) => TransactItem[];
+}
+
+/** The payment view of an HTTP request. */
+export function paymentRequest(request: ApiRequest): PaymentRequest {
+  return {
+    caller: request.caller,
+    requestKey: request.idempotencyKey ?? null,
+    commit: (reply) => request.commitWith(reply),
+  };
+}
+
+/** A request made by the service itself (scheduled jobs, recovery): nothing to answer or store. */
+export function serviceRequest(caller: Caller): PaymentRequest {
+  return { caller, requestKey: null, commit: () => [] };
+}
+
+/** Attempts of a request that keeps meeting concurrent changes of the same transaction. */
+export const ATTEMPTS = 4;
+
+export const inProgress = (id: string) =>
+  conflict(
+    "request.transaction.operation-in-progress",
+    `Another operation on transaction ${id} is in progress; retry later.`,
+  );
+export const concurrentChange = (id: string) =>
+  conflict("request.transaction.concurrent-update", `Transaction ${id} is being changed by another request.`);
+export const wrongState = (record: TransactionRecord, action: string) =>
+  conflict(
+    "request.transaction.invalid-state",
+    `Transaction ${record.id} is ${record.status}: it cannot be ${action}.`,
+  );
+/** The provider's answer is not known yet: the operation stays reserved until it is. */
+const outcomeUnknown = (id: string) =>
+  new ApiError(
+    504,
+    "gateway.timeout",
+    `The gateway did not answer for transaction ${id}. The operation is resolved automatically; fetch the transaction to see its outcome.`,
+  );
+
+export function challengeUrl(token: string): string {
+  return `${config.apiUrl}/3ds/${token}`;
+}
+
+// ─── Reading ────────────────────────────────────────────────────────────────────────────────────
+
+export async function invoiceOf(caller: Caller, id: string): Promise<Invoice> {
+  const found = isId("invoice", id) ? await findInvoice(caller.projectId, id) : undefined;
+  if (!found) throw notFound("invoice", id);
+  return found.invoice;
+}
+
+export async function transactionOf(
+  caller: Caller,
+  invoice: Invoice,
+): Promise<VersionedTransaction | undefined> {
+  if (invoice.transaction_id === null) return undefined;
+  const found = await findTransactionRecord(caller.projectId, invoice.transaction_id);
+  if (!found)
+    throw new Error(`Invoice ${invoice.id} links to a missing transaction ${invoice.transaction_id}`);
+  return found;
+}
+
+/** The invoice's transaction, which an operation needs: a 400 naming what to do when there is none yet. */
+export async function requiredTransactionOf(
+  caller: Caller,
+  invoice: Invoice,
+  errorType: "request.invoice.not-authorized" | "request.invoice.not-captured",
+  message: string,
+): Promise<VersionedTransaction> {
+  const current = await transactionOf(caller, invoice);
+  if (!current) throw new ApiError(400, errorType, `Invoice ${invoice.id} ${message}`);
+  return current;
+}
+
+/** An amount a request names, in the invoice's currency: a 400 naming `field` unless it is one above zero. */
+export function checkAmount(field: string, amount: string, currency: string): void {
+  const problem = amountProblemIn(amount, currency);
+  if (problem) throw invalidField(field, problem);
+  if (isZeroAmount(amount)) throw invalidField(field, "must be above zero");
+}
+
+export async function reread(caller: Caller, id: string): Promise<VersionedTransaction> {
+  const found = await findTransactionRecord(caller.projectId, id);
+  if (!found) throw notFound("transaction", id);
+  return found;
+}
+
+// ─── Connectors ─────────────────────────────────────────────────────────────────────────────────
+
+export async function connectorFor(caller: Caller): Promise<CardConnector> {
+  return cardConnector(await cardGatewayConfiguration(caller.projectId));
+}
+
+/** How a connector call ended: the provider's outcome, or "not done" (see `callConnector`). */
+export type CallResult<T> = { outcome: T } | { notDone: Declined };
+
+const NOT_DONE: Declined = {
+  status: "declined",
+  errorType: "gateway.error",
+  message: "The gateway failed to process the operation; nothing was done. It can be tried again.",
+};
+
+/**
+ * Calls the connector for a reserved operation under the connector contract (`connector.ts`): an
+ * outcome is returned as it is; `OutcomeUnknown` leaves the reservation (a 504); any other failure
+ * is resolved by asking the provider what it recorded under the reference: that outcome, or "not
+ * done" when it recorded nothing. A lookup that fails too leaves the reservation (a 504).
+ */
+export async function callConnector<T extends RecordedOutcome>(
+  connector: CardConnector,
+  held: VersionedTransaction,
+  kind: OperationKind,
+  call: () => Promise<T>,
+): Promise<CallResult<T>> {
+  const { record } = held;
+  const reference = (record.pending as PendingOperation).id;
+  try {
+    return { outcome: await call() };
+  } catch (error) {
+    if (error instanceof OutcomeUnknown) {
+      logger.warn("Gateway outcome unknown: the operation stays reserved", {
+        transaction_id: record.id,
+        error,
+      });
+      throw outcomeUnknown(record.id);
+    }
+    logger.error("Gateway call failed: asking the gateway what it recorded", {
+      transaction_id: record.id,
+      reference,
+      error,
+    });
+    const found = await lookupOrUnknown(connector, record, kind, reference);
+    return found === undefined ? { notDone: NOT_DONE } : { outcome: found as T };
+  }
+}
+
+/** What the provider recorded (undefined: nothing); throws the 504 when it cannot tell. */
+async function lookupOrUnknown(
+  connector: CardConnector,
+  record: TransactionRecord,
+  kind: OperationKind,
+  reference: string,
+): Promise<RecordedOutcome | undefined> {
+  try {
+    const found = await connector.lookup({ scope: record.project_id, kind, reference });
+    return found.status === "found" ? found.outcome : undefined;
+  } catch (error) {
+    logger.warn("Gateway lookup failed: the operation stays reserved", { transaction_id: record.id, error });
+    throw outcomeUnknown(record.id);
+  }
+}
+
+// ─── Settling ───────────────────────────────────────────────────────────────────────────────────
+
+/** The events of a change: the invoice (as it stands with its transaction) and the transaction. */
+export function events(invoice: Invoice, record: TransactionRecord, names: EventName[]): PendingEvent[] {
+  const data = {
+    invoice: presentInvoice({ ...invoice, transaction_id: record.id }),
+    transaction: presentTransaction(record),
+  };
+  return names.map((name) => ({ name, data }));
+}
+
+export function paymentReply(record: TransactionRecord): Reply {
+  return ok({
+    transaction: presentTransaction(record),
+    customer_action: customerAction(record, challengeUrl),
+  });
+}
+
+/** The answer of an operation settled for the request that made it. */
+export function operationReply(record: TransactionRecord, type: PendingType): Reply {
+  if (type === "refund")
+    return ok({ refund: record.refunds.at(-1), transaction: presentTransaction(record) });
+  if (type === "authorization" || type === "capture") return paymentReply(record);
+  return ok({ transaction: presentTransaction(record) });
+}
+
+/** The decline a failed transaction was settled with, as the API answers it (also to a retry). */
+export function recordedDecline(record: TransactionRecord): ApiError {
+  return declineError({
+    status: "declined",
+    errorType: (record.error_code ?? "card.declined") as DeclineType,
+    message: record.error_message ?? "The payment was declined.",
+  });
+}
+
+/** Commits a settlement; a card anonymized meanwhile only loses its optional check write. */
+async function commitSettlement(
+  held: VersionedTransaction,
+  items: TransactItem[],
+  optional: TransactItem[],
+): Promise<void> {
+  let outcome = await commitTransition([...items, ...optional]);
+  if (typeof outcome === "object" && outcome.failedCheck >= items.length)
+    outcome = await commitTransition(items);
+  if (outcome === "changed") throw inProgress(held.record.id);
+  if (outcome !== "committed") throw new Error(`Settling transaction ${held.record.id} failed a condition`);
+}
+
+/** Who a settlement is for: the request it answers, if any, and the invoice its events show. */
+export interface Settlement {
+  request: PaymentRequest;
+  invoice: Invoice;
+  /** Whether the settled operation is the request's own, so its answer is stored with it. */
+  answers: boolean;
+}
+
+const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization">, EventName[]> = {
+  capture: ["transaction.captured", "invoice.completed"],
+  void: ["transaction.voided"],
+  refund: ["transaction.refunded"],
+  increment: ["transaction.authorized"],
+};
+
+/**
+ * Settles a held operation with what the provider answered (or recorded), in one DynamoDB
+ * transaction with its events and, when it answers the request, the request's stored answer.
+ * Returns the transaction as settled and the error to answer when the outcome is a refusal.
+ */
+export async function settleOutcome(
+  settlement: Settlement,
+  held: VersionedTransaction,
+  result: CallResult<RecordedOutcome>,
+): Promise<{ current: VersionedTransaction; refusal?: ApiError }> {
+  const { record } = held;
+  const pending = record.pending as PendingOperation;
+  const scope = record.project_id;
+  const now = clock.now();
+  const after = (next: TransactionRecord) => ({ record: next, version: held.version + 1 });
+  const expected: Expected = { status: record.status, pending: pending.id };
+  /**
+   * Writes `next` with its events; the request's answer goes with it only when it is a success
+   * (a refusal is stored by the HTTP core as the error answer it becomes).
+   */
+  const write = (
+    next: TransactionRecord,
+    names: EventName[],
+    options: { extra?: TransactItem[]; optional?: TransactItem[]; refused?: boolean } = {},
+  ) =>
+    commitSettlement(
+      held,
+      [
+        transitionWrite(held, next, expected),
+        ...(options.extra ?? []),
+        ...eventWrites(scope, events(settlement.invoice, next, names), now),
+        ...(settlement.answers && !options.refused
+          ? settlement.request.commit(operationReply(next, pending.type))
+          : []),
+      ],
+      options.optional ?? [],
+    );
+
+  if ("notDone" in result) {
+    const next = failedAttempt(record, result.notDone, now);
+    await write(next, [], { refused: true });
+    return {
+      current: after(next),
+      refusal: new ApiError(502, result.notDone.errorType, result.notDone.message),
+    };
+  }
+
+  if (pending.type === "authorization") {
+    const outcome = result.outcome as AuthorizeOutcome;
+    if (outcome.status === "customer-action") {
+      const token = pending.challenge_token;
+      if (!token) throw new Error(`Authorization ${pending.id} was reserved without a challenge token`);
+      const next = awaitingChallenge(record, token);
+      await write(next, ["invoice.pending"], { extra: record.challenge ? [] : [challengePut(token, next)] });
+      return { current: after(next) };
+    }
+    // The card's CVC was used by this authorization: it is dropped, with the checks' results.
+    const cardWrite = [cardCheckedWrite(scope, record.card_id, outcome.checks)];
+    if (outcome.status === "declined") {
+      const next = authorizationDeclined(record, outcome, outcome.threeDS, now);
+      await write(next, ["transaction.failed"], { optional: cardWrite, refused: true });
+      return { current: after(next), refusal: declineError(outcome) };
+    }
+    const next = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
+    await write(next, ["transaction.authorized"], { optional: cardWrite });
+    return { current: after(next) };
+  }
+
+  const type = pending.type;
+  const outcome = result.outcome as CaptureOutcome;
+  if (outcome.status === "declined") {
+    const next = followUpDeclined(record, outcome, now);
+    await write(next, type === "capture" ? ["transaction.failed"] : [], { refused: true });
+    return { current: after(next), refusal: declineError(outcome) };
+  }
+  const next =
+    type === "capture"
+      ? capturedWith(record, "chargedBack" in outcome && outcome.chargedBack === true, now)
+      : type === "void"
+        ? voided(record, now)
+        : type === "refund"
+          ? refunded(record, now)
+          : incremented(record, now);
+  await write(next, FOLLOW_UP_EVENTS[type]);
+  return { current: after(next) };
+}
+
+// ─── Abandoned reservations ─────────────────────────────────────────────────────────────────────
+
+/** Claims an abandoned reservation again; undefined when another request was faster. */
+export async function takeOver(current: VersionedTransaction): Promise<VersionedTransaction | undefined> {
+  const pending = current.record.pending as PendingOperation;
+  const now = clock.now();
+  const next = takenOver(current.record, now);
+  const expected: Expected = {
+    status: current.record.status,
+    pending: null,
+    takeover: { id: pending.id, now: now.getTime() },
+  };
+  const outcome = await commitTransition([transitionWrite(current, next, expected)]);
+  return outcome === "committed" ? { record: next, version: current.version + 1 } : undefined;
+}
+
+/** What became of an abandoned operation: settled as the provider recorded it, or never done. */
+export type Resolution = "settled" | "not-done";
+
+const INTERRUPTED: Declined = {
+  status: "declined",
+  errorType: "gateway.error",
+  message:
+    "The operation was interrupted before the gateway received it; nothing was done. It can be tried again.",
+};
+
+/**
+ * Settles a taken-over reservation from what the provider recorded under its reference. An
+ * operation the provider never received is settled as a failed attempt (the transaction keeps its
+ * state). Throws the 504 when the provider cannot tell yet: the reservation then lapses again for a
+ * later try.
+ */
+export async function resolveAbandoned(
+  settlement: Settlement,
+  held: VersionedTransaction,
+): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
+  const { record } = held;
+  const pending = record.pending as PendingOperation;
+  const connector = await connectorFor(settlement.request.caller);
+  const found = await lookupOrUnknown(connector, record, pending.type, pending.id);
+  const settled = await settleOutcome(
+    settlement,
+    held,
+    found === undefined ? { notDone: INTERRUPTED } : { outcome: found },
+  );
+  logger.info("Abandoned operation settled from what the gateway recorded", {
+    transaction_id: record.id,
+    reference: pending.id,
+    operation: pending.type,
+    recorded: found !== undefined,
+    status: settled.current.record.status,
+  });
+  return { ...settled, resolution: found === undefined ? "not-done" : "settled" };
+}

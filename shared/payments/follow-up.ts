@@ -1,0 +1,134 @@
+import { clock } from "../clock.ts";
+import type { Invoice } from "../invoices/invoice.ts";
+import { compareAmounts, toMinorUnits } from "../money.ts";
+import {
+  ATTEMPTS,
+  callConnector,
+  concurrentChange,
+  connectorFor,
+  inProgress,
+  type PaymentRequest,
+  reread,
+  resolveAbandoned,
+  settleOutcome,
+  takeOver,
+} from "./core.ts";
+import { commitTransition, type Expected, transitionWrite, type VersionedTransaction } from "./store.ts";
+import {
+  leaseExpired,
+  type newRefund,
+  type PendingOperation,
+  type PendingType,
+  reserved,
+  type TransactionRecord,
+} from "./transaction.ts";
+
+/**
+ * Reserve → call → settle for the operations that follow an authorization: capture, void, increment
+ * and refund (one module each, `capture.ts`, `void.ts`, …, describes what it allows).
+ */
+export interface FollowUpPlan {
+  type: Exclude<PendingType, "authorization">;
+  amount: (record: TransactionRecord) => string;
+  /** Throws the refusal when the operation is not allowed on the transaction as it is. */
+  allowed: (record: TransactionRecord, amount: string) => void;
+  refund?: (record: TransactionRecord, amount: string) => ReturnType<typeof newRefund>;
+}
+
+/** Whether an abandoned reservation is this very request's own, made before it crashed. */
+function isOwnOperation(
+  pending: PendingOperation,
+  plan: FollowUpPlan,
+  amount: string,
+  requestKey: string | null,
+): boolean {
+  if (pending.type !== plan.type || compareAmounts(pending.amount, amount) !== 0) return false;
+  return plan.type !== "refund" || (requestKey !== null && pending.request_key === requestKey);
+}
+
+/**
+ * Performs `plan` on the transaction and returns it as settled. An abandoned reservation met on the
+ * way (its holder crashed) is settled first from what the gateway recorded: when it is this very
+ * request's own operation, that settlement is the answer.
+ */
+export async function followUp(
+  request: PaymentRequest,
+  invoice: Invoice,
+  start: VersionedTransaction,
+  plan: FollowUpPlan,
+): Promise<TransactionRecord> {
+  let current = start;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const { record } = current;
+    const now = clock.now();
+    const pending = record.pending;
+    if (pending) {
+      if (!leaseExpired(pending, now)) throw inProgress(record.id);
+      const held = await takeOver(current);
+      if (held) {
+        const own = isOwnOperation(pending, plan, plan.amount(record), request.requestKey);
+        const resolved = await resolveAbandoned({ request, invoice, answers: own }, held);
+        if (own && resolved.resolution === "settled") {
+          if (resolved.refusal) throw resolved.refusal;
+          return resolved.current.record;
+        }
+      }
+      current = await reread(request.caller, record.id);
+      continue;
+    }
+    const amount = plan.amount(record);
+    plan.allowed(record, amount);
+    const next = reserved(
+      record,
+      plan.type,
+      amount,
+      request.requestKey,
+      now,
+      plan.refund?.(record, amount) ?? null,
+    );
+    const minor = Number(toMinorUnits(amount, record.currency));
+    const expected: Expected = {
+      status: record.status,
+      pending: null,
+      ...(plan.type === "capture" ? { capture: { now: now.getTime(), minor } } : {}),
+      ...(plan.type === "refund" ? { refund: { minor } } : {}),
+    };
+    const outcome = await commitTransition([transitionWrite(current, next, expected)]);
+    if (outcome === "committed") {
+      return callAndSettle(request, invoice, { record: next, version: current.version + 1 });
+    }
+    current = await reread(request.caller, record.id);
+  }
+  throw concurrentChange(start.record.id);
+}
+
+/** Calls the connector for a held follow-up operation and settles its outcome as the request's answer. */
+async function callAndSettle(
+  request: PaymentRequest,
+  invoice: Invoice,
+  held: VersionedTransaction,
+): Promise<TransactionRecord> {
+  const { record } = held;
+  const pending = record.pending as PendingOperation;
+  const type = pending.type as FollowUpPlan["type"];
+  const connector = await connectorFor(request.caller);
+  const operation = {
+    scope: record.project_id,
+    gatewayReference: record.gateway_reference ?? "",
+    reference: pending.id,
+    amount: pending.amount,
+    currency: record.currency,
+  };
+  const result = await callConnector(connector, held, type, () =>
+    type === "capture"
+      ? connector.capture(operation)
+      : type === "void"
+        ? connector.void(operation)
+        : type === "refund"
+          ? connector.refund(operation)
+          : connector.incrementAuthorization(operation),
+  );
+  const settled = await settleOutcome({ request, invoice, answers: true }, held, result);
+  if (settled.refusal) throw settled.refusal;
+  return settled.current.record;
+}

@@ -1,0 +1,231 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { clock } from "../../shared/clock.ts";
+import { dynamo } from "../../shared/db/client.ts";
+import { OutcomeUnknown } from "../../shared/gateways/connector.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
+import { recoverReservations } from "../../shared/payments/recovery.ts";
+import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
+import { useInProcessApi } from "../e2e/harness.ts";
+import { eventNamesOfTransaction } from "../support/events.ts";
+
+/**
+ * Issue 9, items 1 and 2: no exception from a connector leaves a reservation behind unless the
+ * outcome is truly unknown, and reservations whose request died are settled by the recovery job
+ * from what the gateway recorded.
+ */
+const local = useInProcessApi("Payment recovery test");
+const client = local.sandbox;
+const scope = () => local.project.sandbox.project_id;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function cardId(number = "4242424242424242"): Promise<string> {
+  const { body } = await client.post("/cards", { number, exp_month: 12, exp_year: 2099, cvc2: "123" });
+  return body.card.id;
+}
+
+async function invoiceId(amount = "10.00"): Promise<string> {
+  const { status, body } = await client.post("/invoices", { name: "Order", amount, currency: "USD" });
+  expect(status).toBe(200);
+  return body.invoice.id;
+}
+
+async function transactionOf(invoice: string) {
+  return (await client.get(`/invoices/${invoice}/transactions`)).body.transaction;
+}
+
+/** The clock once every lease taken now is over. */
+function afterLeases() {
+  vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + OPERATION_LEASE_MS + 1000));
+}
+
+const recover = () => recoverReservations({ onlyScope: scope() });
+
+describe("a zero amount", () => {
+  it.each(["0", "0.00"])("is refused on an invoice with a 400 naming amount (%s)", async (amount) => {
+    const { status, body } = await client.post("/invoices", { name: "Order", amount, currency: "USD" });
+    expect(status).toBe(400);
+    expect(body.error_type).toBe("request.validation.invalid-amount");
+    expect(body.invalid_fields).toEqual([{ name: "amount", message: "must be above zero" }]);
+  });
+
+  it("is refused when an invoice is changed to it, and the invoice stays as it was", async () => {
+    const invoice = await invoiceId();
+    const { status, body } = await client.put(`/invoices/${invoice}`, { amount: "0" });
+    expect(status).toBe(400);
+    expect(body.invalid_fields).toEqual([{ name: "amount", message: "must be above zero" }]);
+    expect((await client.get(`/invoices/${invoice}`)).body.invoice.amount).toBe("10.00");
+  });
+});
+
+describe("a connector that throws", () => {
+  it("leaves no reservation: the attempt is recorded as failed, and a retry pays", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    vi.spyOn(sandboxConnector, "authorize").mockRejectedValueOnce(new TypeError("connector bug"));
+    const failed = await client.post(`/invoices/${invoice}/authorize`, { source });
+    expect(failed.status).toBe(502);
+    expect(failed.body).toMatchObject({ success: false, error_type: "gateway.error" });
+
+    const tx = await transactionOf(invoice);
+    expect(tx.status).toBe("waiting");
+    expect(tx.operations.at(-1)).toMatchObject({
+      type: "authorization",
+      success: false,
+      error_code: "gateway.error",
+    });
+    // Not locked: void answers at once that there is nothing to void, and authorize works.
+    expect((await client.post(`/invoices/${invoice}/void`, {})).body.error_type).toBe(
+      "request.transaction.invalid-state",
+    );
+    const retry = await client.post(`/invoices/${invoice}/authorize`, { source });
+    expect(retry.status).toBe(200);
+    expect(retry.body.transaction.status).toBe("authorized");
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["transaction.authorized"]);
+  });
+
+  it("settles what the gateway recorded when the connector failed after the gateway acted", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    const real = sandboxConnector.authorize.bind(sandboxConnector);
+    vi.spyOn(sandboxConnector, "authorize").mockImplementationOnce(async (request) => {
+      await real(request);
+      throw new Error("connection reset while reading the answer");
+    });
+    const answer = await client.post(`/invoices/${invoice}/authorize`, { source });
+    expect(answer.status).toBe(200);
+    expect(answer.body.transaction.status).toBe("authorized");
+  });
+
+  it("fails a follow-up the gateway never received without locking the transaction", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    await client.post(`/invoices/${invoice}/authorize`, { source });
+    vi.spyOn(sandboxConnector, "capture").mockRejectedValueOnce(new Error("socket hang up"));
+    expect((await client.post(`/invoices/${invoice}/capture`, {})).status).toBe(502);
+    expect((await transactionOf(invoice)).status).toBe("authorized");
+    const retry = await client.post(`/invoices/${invoice}/capture`, {});
+    expect(retry.status).toBe(200);
+    expect(retry.body.transaction.status).toBe("completed");
+  });
+
+  it("keeps the reservation only when the outcome is unknown, until the recovery job settles it", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    const real = sandboxConnector.authorize.bind(sandboxConnector);
+    vi.spyOn(sandboxConnector, "authorize").mockImplementationOnce(async (request) => {
+      await real(request);
+      throw new OutcomeUnknown("timed out waiting for the gateway");
+    });
+    const timedOut = await client.post(`/invoices/${invoice}/authorize`, { source });
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.body.error_type).toBe("gateway.timeout");
+    const held = await transactionOf(invoice);
+    expect(held.status).toBe("waiting");
+    expect((await client.post(`/invoices/${invoice}/void`, {})).body.error_type).toBe(
+      "request.transaction.operation-in-progress",
+    );
+
+    // Before the lease is over the job leaves it; after, it settles what the gateway recorded.
+    expect((await recover()).found).toBe(0);
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    expect((await transactionOf(invoice)).status).toBe("authorized");
+    expect(await eventNamesOfTransaction(scope(), held.id)).toEqual(["transaction.authorized"]);
+    // …and a second run finds nothing left to do.
+    expect((await recover()).found).toBe(0);
+  });
+});
+
+describe("the recovery job", () => {
+  /** Authorizes with the settlement cut off (a crash after the gateway call); returns the invoice. */
+  async function crashedAfterGateway(number = "4242424242424242"): Promise<string> {
+    const [invoice, source] = [await invoiceId(), await cardId(number)];
+    const send = dynamo.send.bind(dynamo);
+    let transactions = 0;
+    const spy = vi.spyOn(dynamo, "send").mockImplementation(((command: { constructor: { name: string } }) => {
+      // The first transaction creates the reservation; the second is the settlement.
+      if (command.constructor.name === "TransactWriteCommand" && ++transactions === 2) {
+        return Promise.reject(new Error("process killed"));
+      }
+      return send(command as never);
+    }) as never);
+    expect((await client.post(`/invoices/${invoice}/authorize`, { source })).status).toBe(500);
+    spy.mockRestore();
+    expect((await transactionOf(invoice)).status).toBe("waiting");
+    return invoice;
+  }
+
+  it("settles an authorization cut by a crash as the gateway recorded it, with its event", async () => {
+    const invoice = await crashedAfterGateway();
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    const tx = await transactionOf(invoice);
+    expect(tx.status).toBe("authorized");
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["transaction.authorized"]);
+  });
+
+  it("settles a decline the gateway recorded as a failed transaction", async () => {
+    const invoice = await crashedAfterGateway("4000000000000002");
+    afterLeases();
+    await recover();
+    const tx = await transactionOf(invoice);
+    expect(tx.status).toBe("failed");
+    expect(tx.error_code).toBe("card.declined");
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["transaction.failed"]);
+  });
+
+  it("records an operation the gateway never received as a failed attempt, and the retry pays", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    // Killed before the gateway was called: only the reservation exists.
+    vi.spyOn(sandboxConnector, "authorize").mockImplementationOnce(() => {
+      throw new OutcomeUnknown("killed before sending");
+    });
+    expect((await client.post(`/invoices/${invoice}/authorize`, { source })).status).toBe(504);
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, notDone: 1 });
+    const tx = await transactionOf(invoice);
+    expect(tx.status).toBe("waiting");
+    expect(tx.operations.at(-1)).toMatchObject({ success: false, error_code: "gateway.error" });
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual([]);
+    vi.restoreAllMocks();
+    expect((await client.post(`/invoices/${invoice}/authorize`, { source })).body.transaction.status).toBe(
+      "authorized",
+    );
+  });
+
+  it("settles each reservation once when two runs race", async () => {
+    const invoices = [await crashedAfterGateway(), await crashedAfterGateway()];
+    afterLeases();
+    const [first, second] = await Promise.all([recover(), recover()]);
+    expect(first.settled + second.settled).toBe(2);
+    for (const invoice of invoices) {
+      const tx = await transactionOf(invoice);
+      expect(tx.status).toBe("authorized");
+      expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["transaction.authorized"]);
+    }
+  });
+
+  it("leaves a reservation whose outcome the gateway cannot tell, and settles it at a later run", async () => {
+    const invoice = await crashedAfterGateway();
+    afterLeases();
+    vi.spyOn(sandboxConnector, "lookup").mockRejectedValueOnce(new Error("gateway down"));
+    expect(await recover()).toMatchObject({ found: 1, unknown: 1 });
+    expect((await transactionOf(invoice)).status).toBe("waiting");
+    // The failed run took the reservation over: it lapses again before the next run can settle it.
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + 3 * OPERATION_LEASE_MS));
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    expect((await transactionOf(invoice)).status).toBe("authorized");
+  });
+
+  it("lets a void of an authorization cut by a crash go through once the lease is over", async () => {
+    const invoice = await crashedAfterGateway();
+    afterLeases();
+    const voided = await client.post(`/invoices/${invoice}/void`, {});
+    expect(voided.status).toBe(200);
+    expect(voided.body.transaction.status).toBe("voided");
+    const tx = await transactionOf(invoice);
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual([
+      "transaction.authorized",
+      "transaction.voided",
+    ]);
+  });
+});
