@@ -87,7 +87,8 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "customers/tokens/delete",
     table: "write",
   },
-  // Payments (shared/payments): authorize and capture open the card to send it to the gateway.
+  // Payments (shared/payments): authorize and capture open the card to send it to the gateway; every
+  // payment route may open its gateway configuration's secret settings (a provider's API key).
   // Authorize schedules the capture of `auto_capture_at`; capture and void cancel it.
   {
     method: "POST",
@@ -109,20 +110,42 @@ export const routes: readonly RouteDeclaration[] = [
     method: "POST",
     path: "/invoices/{invoice_id}/increment_authorization",
     handler: "invoices/increment-authorization",
+    cardVault: "open",
     table: "write",
   },
   {
     method: "POST",
     path: "/invoices/{invoice_id}/void",
     handler: "invoices/void",
+    cardVault: "open",
     table: "write",
     scheduler: "cancel",
   },
-  { method: "POST", path: "/invoices/{invoice_id}/refunds", handler: "invoices/refund", table: "write" },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/refunds",
+    handler: "invoices/refund",
+    table: "write",
+    cardVault: "open",
+  },
   {
     method: "GET",
     path: "/invoices/{invoice_id}/transactions",
     handler: "invoices/transactions",
+    table: "read",
+  },
+  // Native APM payments (shared/payments/native.ts): each step may open the configuration's secrets.
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/native-payment",
+    handler: "invoices/native-payment",
+    table: "write",
+    cardVault: "open",
+  },
+  {
+    method: "GET",
+    path: "/invoices/{invoice_id}/native-payment/{gateway_configuration_id}",
+    handler: "invoices/native-payment-details",
     table: "read",
   },
   { method: "GET", path: "/transactions", handler: "transactions/list", table: "read" },
@@ -131,6 +154,7 @@ export const routes: readonly RouteDeclaration[] = [
     method: "POST",
     path: "/transactions/{transaction_id}/refunds",
     handler: "transactions/refunds/create",
+    cardVault: "open",
     table: "write",
   },
   {
@@ -165,6 +189,39 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },
   // A resend is recorded in the table; the stream consumer below turns it into deliveries.
   { method: "POST", path: "/events/{event_id}/webhooks", handler: "events/resend-webhooks", table: "write" },
+  // Gateway configurations (shared/gateways): writing one seals its secret settings in the vault.
+  {
+    method: "GET",
+    path: "/gateway-configurations",
+    handler: "gateway-configurations/list",
+    table: "read",
+  },
+  {
+    method: "GET",
+    path: "/gateway-configurations/{gateway_configuration_id}",
+    handler: "gateway-configurations/get",
+    table: "read",
+  },
+  {
+    method: "PUT",
+    path: "/gateway-configurations/{gateway_configuration_id}",
+    handler: "gateway-configurations/update",
+    table: "write",
+    cardVault: "seal",
+  },
+  {
+    method: "DELETE",
+    path: "/gateway-configurations/{gateway_configuration_id}",
+    handler: "gateway-configurations/delete",
+    table: "write",
+  },
+  {
+    method: "POST",
+    path: "/gateways/{gateway_name}/gateway-configurations",
+    handler: "gateway-configurations/create",
+    table: "write",
+    cardVault: "seal",
+  },
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },

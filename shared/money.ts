@@ -1,6 +1,6 @@
+import currencyCodes from "currency-codes";
 import { Decimal } from "decimal.js";
 import * as z from "zod";
-import { currencyDigits } from "./validation/fields.ts";
 
 /**
  * Money. An amount is a decimal string in the major unit of its currency ("10.50" dollars, not
@@ -32,6 +32,16 @@ const Exact = Decimal.clone({
   toExpPos: 40,
 });
 type Exact = InstanceType<typeof Exact>;
+
+/**
+ * The ISO 4217 minor unit (decimals) of a currency that money can be paid in. Precious metals,
+ * testing and fund codes (listed with `Zz…` pseudo-countries) are not payable currencies.
+ */
+export function currencyDigits(code: string): number | undefined {
+  const record = currencyCodes.code(code.toUpperCase());
+  if (!record || record.countries.every((country) => country.startsWith("Zz"))) return undefined;
+  return Number.isInteger(record.digits) ? record.digits : undefined;
+}
 
 /** Why `text` is not an amount (of any currency), or undefined when it is one. */
 export function amountProblem(text: string): string | undefined {

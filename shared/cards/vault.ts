@@ -25,12 +25,16 @@ export interface CardVault {
   fingerprint(rootProjectId: string, cardNumber: string): Promise<string>;
 }
 
-/** What a sealed secret belongs to; the same context is needed to open it. */
+/**
+ * What a sealed secret belongs to; the same context is needed to open it. Besides cards, the vault
+ * keeps the secret settings of gateway configurations (a provider's API key): `cardId` is then the
+ * configuration's id and `field` `setting:<name>`.
+ */
 export interface SealContext {
-  /** The environment project id that owns the card. */
+  /** The environment project id that owns the secret. */
   projectId: string;
   cardId: string;
-  field: "number" | "cvc";
+  field: "number" | "cvc" | `setting:${string}`;
 }
 
 /** A secret as stored: every part base64. */

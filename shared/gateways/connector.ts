@@ -1,10 +1,12 @@
 /**
- * The one interface in front of every payment provider for cards. Amounts are decimal strings in
- * the major unit of `currency` (`shared/money.ts`); a connector converts them to what its provider
- * wants.
+ * The one interface in front of every payment provider, for cards and native alternative payment
+ * methods (APMs). Adding a provider is one module implementing it plus its entry in
+ * `catalogue.ts`. Amounts are decimal strings in the major unit of `currency` (`shared/money.ts`);
+ * a connector converts them to what its provider wants.
  *
  * How a connector answers, and what the payments core does with each answer:
- * - a value (approved, declined, customer action): the provider decided; it is settled as such;
+ * - a value (approved, declined, customer action, the next step of an APM): the provider decided;
+ *   it is settled as such;
  * - `OutcomeUnknown` thrown: the request may or may not have reached the provider (a timeout, a
  *   connection lost after sending). The operation stays reserved until `lookup` can tell;
  * - any other throw: the connector failed before or instead of an answer. The core asks `lookup`
@@ -15,24 +17,66 @@
  * it: providers treat a repeated reference as the same operation (repeating a call whose answer was
  * lost never moves money twice), and `lookup(reference)` finds it again.
  *
- * Follow-up operations (capture, void, refund, increment) address the authorization by the
- * `gatewayReference` the connector returned when approving it; callers store it with the
- * transaction and never interpret it.
+ * Follow-up operations (capture, void, refund) address the payment by the `gatewayReference` the
+ * connector returned when approving it; callers store it with the transaction and never interpret it.
  */
-export interface CardConnector {
-  authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome>;
+export interface PaymentConnector {
+  /** Card payments; absent when the provider takes no cards. */
+  card?: CardOperations;
+  /** Native APM payments; absent when the provider offers none. */
+  nativeApm?: NativeApmOperations;
   capture(request: FollowUpRequest): Promise<CaptureOutcome>;
   void(request: VoidRequest): Promise<OperationOutcome>;
   refund(request: FollowUpRequest): Promise<OperationOutcome>;
-  incrementAuthorization(request: FollowUpRequest): Promise<OperationOutcome>;
-  /** A zero-amount check that the card exists and may be charged (customer token verification). */
-  verifyCard(request: VerifyRequest): Promise<VerifyOutcome>;
   /**
    * What the provider recorded for the operation made under `reference`; `not-found` when it never
    * received it (so it can be settled as not done). Throws when the provider cannot tell now.
    */
   lookup(request: LookupRequest): Promise<LookupOutcome>;
 }
+
+export interface CardOperations {
+  authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome>;
+  incrementAuthorization(request: FollowUpRequest): Promise<OperationOutcome>;
+  /** A zero-amount check that the card exists and may be charged (customer token verification). */
+  verifyCard(request: VerifyRequest): Promise<VerifyOutcome>;
+}
+
+/**
+ * A native APM payment runs in steps: each sends the values the customer gave for the parameters
+ * the previous step asked for (the configuration's `native_apm_config` for the first), and the
+ * provider asks for more (`customer-input`), accepts the payment for capture (`pending-capture`),
+ * or refuses it.
+ */
+export interface NativeApmOperations {
+  pay(request: NativePaymentRequest): Promise<NativePaymentOutcome>;
+}
+
+/** A value the customer must give, as `native_apm_config` and the API describe it. */
+export interface NativeApmParameter {
+  key: string;
+  type: "numeric" | "text" | "email" | "phone" | "string";
+  /** The exact length; null: any length. */
+  length: number | null;
+  required: boolean;
+}
+
+export interface NativePaymentRequest extends ConnectorScope {
+  reference: string;
+  amount: string;
+  currency: string;
+  /** `initial`: the first step; `customer-input`: the values the provider asked for. */
+  step: "initial" | "customer-input";
+  values: Record<string, string>;
+}
+
+export type NativePaymentOutcome =
+  | { status: "customer-input"; parameters: NativeApmParameter[]; message: string }
+  | { status: "pending-capture"; gatewayReference: string; message: string }
+  | Declined;
+
+/** The card connector part of a provider that takes cards (every card operation and follow-up). */
+export type CardConnector = PaymentConnector & { card: CardOperations };
 
 /**
  * Where an operation goes: the environment whose gateway configuration it uses. Providers keep
@@ -98,7 +142,14 @@ export interface VerifyRequest extends ConnectorScope {
   card: CardCredentials;
 }
 
-export type OperationKind = "authorization" | "capture" | "void" | "refund" | "increment" | "verification";
+export type OperationKind =
+  | "authorization"
+  | "capture"
+  | "void"
+  | "refund"
+  | "increment"
+  | "verification"
+  | "native-payment";
 
 export interface LookupRequest extends ConnectorScope {
   kind: OperationKind;
@@ -176,7 +227,12 @@ export type VerifyOutcome =
   | (Declined & { checks: CheckResults });
 
 /** The outcome a connector returned for an operation, as `lookup` finds it again. */
-export type RecordedOutcome = AuthorizeOutcome | CaptureOutcome | OperationOutcome | VerifyOutcome;
+export type RecordedOutcome =
+  | AuthorizeOutcome
+  | CaptureOutcome
+  | OperationOutcome
+  | VerifyOutcome
+  | NativePaymentOutcome;
 
 export type LookupOutcome = { status: "not-found" } | { status: "found"; outcome: RecordedOutcome };
 

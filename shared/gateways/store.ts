@@ -3,29 +3,57 @@ import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import type { TransactItem } from "../db/transactions.ts";
-import { ApiError } from "../http/errors.ts";
-import type { GatewayConfiguration } from "./configuration.ts";
+import { type GatewayConfiguration, withDefaults } from "./configuration.ts";
 
-/** Table access for gateway configurations: items of the environment's partition. */
+/**
+ * Table access for gateway configurations: items of the environment's own partition
+ * (`keys.gatewayConfiguration`), so one query reads them all.
+ *
+ * Payments read them through a per-container cache (`CACHE_MS`): a configuration changed in
+ * another container is seen there within that time (this container's own changes at once). The API
+ * routes of configurations read them fresh.
+ */
 const ENTITY = "gateway-configuration";
+
+/** How long a container reuses what it read of an environment's configurations. */
+export const CACHE_MS = 10_000;
+
+const cache = new Map<Scope, { until: number; configurations: Promise<GatewayConfiguration[]> }>();
+
+function item(configuration: GatewayConfiguration) {
+  return {
+    ...keys.gatewayConfiguration(configuration.project_id, configuration.id),
+    type: ENTITY,
+    ...configuration,
+  };
+}
 
 /** The write that stores a new configuration, for the transaction that creates it. */
 export function gatewayConfigurationPut(configuration: GatewayConfiguration): TransactItem {
   return {
     Put: {
       TableName: config.tableName,
-      Item: {
-        ...keys.gatewayConfiguration(configuration.project_id, configuration.id),
-        type: ENTITY,
-        ...configuration,
-      },
+      Item: item(configuration),
       ConditionExpression: "attribute_not_exists(pk)",
     },
   };
 }
 
-/** The configuration card operations of the environment go through: its first enabled one for cards. */
-export async function cardGatewayConfiguration(scope: Scope): Promise<GatewayConfiguration> {
+/** The write that replaces a configuration, on the condition that it exists and is not deleted. */
+export function gatewayConfigurationReplace(configuration: GatewayConfiguration): TransactItem {
+  return {
+    Put: {
+      TableName: config.tableName,
+      Item: item(configuration),
+      ConditionExpression:
+        "attribute_exists(pk) AND (attribute_not_exists(deleted_at) OR attribute_type(deleted_at, :null))",
+      ExpressionAttributeValues: { ":null": "NULL" },
+    },
+  };
+}
+
+/** Every configuration of the environment, deleted ones included, read now. */
+export async function readConfigurations(scope: Scope): Promise<GatewayConfiguration[]> {
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: config.tableName,
@@ -34,16 +62,28 @@ export async function cardGatewayConfiguration(scope: Scope): Promise<GatewayCon
       ConsistentRead: true,
     }),
   );
-  const found = Items.map(fromItem).find(
-    (configuration) => configuration.enabled && configuration.payment_method === "card",
-  );
-  if (!found) {
-    throw new ApiError(400, "gateway.not-configured", "No card gateway is configured for this project.");
-  }
-  return found;
+  const read = Items.map(fromItem);
+  cache.set(scope, { until: Date.now() + CACHE_MS, configurations: Promise.resolve(read) });
+  return read;
+}
+
+/** The environment's configurations as this container last read them (at most `CACHE_MS` ago). */
+export function cachedConfigurations(scope: Scope): Promise<GatewayConfiguration[]> {
+  const cached = cache.get(scope);
+  if (cached && cached.until > Date.now()) return cached.configurations;
+  const reading = readConfigurations(scope);
+  // A failed read is not kept.
+  reading.catch(() => cache.delete(scope));
+  cache.set(scope, { until: Date.now() + CACHE_MS, configurations: reading });
+  return reading;
+}
+
+/** This container changed the environment's configurations: its next read goes to the table. */
+export function forgetConfigurations(scope: Scope): void {
+  cache.delete(scope);
 }
 
 function fromItem(item: Record<string, unknown>): GatewayConfiguration {
   const { pk, sk, type, ...configuration } = item;
-  return configuration as unknown as GatewayConfiguration;
+  return withDefaults(configuration as unknown as GatewayConfiguration);
 }

@@ -3,7 +3,7 @@ import { clock } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import { transactWrite } from "../db/transactions.ts";
 import type { Initiator } from "../gateways/connector.ts";
-import { cardGatewayConfiguration } from "../gateways/store.ts";
+import { cardGatewayConfiguration } from "../gateways/routing.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import type { Invoice } from "../invoices/invoice.ts";
@@ -13,6 +13,7 @@ import { cancelAutoCapture, scheduleAutoCapture } from "./auto-capture.ts";
 import {
   ATTEMPTS,
   callConnector,
+  cardOperations,
   challengeUrl,
   checkAmount,
   concurrentChange,
@@ -196,6 +197,7 @@ async function createTransaction(
       sandbox: caller.sandbox,
       invoice,
       source,
+      paymentMethod: "card",
       gateway: { configurationId: gateway.id, name: gateway.gateway_name },
       incremental: options.incremental,
       autoCaptureAt: options.autoCaptureAt ?? null,
@@ -237,10 +239,10 @@ async function runAuthorization(
   // automatic capture: the schedule is idempotent (named after the invoice) and its job captures
   // only an authorized transaction whose `auto_capture_at` is reached.
   if (mode === "authorize") await scheduleAutoCapture(record);
-  const connector = await connectorFor(caller);
+  const connector = await connectorFor(record);
   const card = await cardCredentials(source.card, source.secrets);
   const result = await callConnector(connector, held, "authorization", () =>
-    connector.authorize({
+    cardOperations(connector, record).authorize({
       scope: caller.projectId,
       reference: pending.id,
       amount: pending.amount,

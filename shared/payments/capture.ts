@@ -1,6 +1,9 @@
 import { clock } from "../clock.ts";
+import { configurationForPayment } from "../gateways/routing.ts";
 import { ApiError, conflict } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
+import { isId } from "../ids.ts";
+import type { Invoice } from "../invoices/invoice.ts";
 import { parseInput } from "../validation/parse.ts";
 import { authorizeStep } from "./authorize.ts";
 import { cancelAutoCapture } from "./auto-capture.ts";
@@ -16,11 +19,13 @@ import {
 import { type FollowUpPlan, followUp } from "./follow-up.ts";
 import { captureInput } from "./schema.ts";
 import type { VersionedTransaction } from "./store.ts";
-import { CAPTURE_WINDOW_MS } from "./transaction.ts";
+import { CAPTURE_WINDOW_MS, paymentMethodOf } from "./transaction.ts";
 
 /**
  * `POST /invoices/{id}/capture`: captures the invoice's authorization (all of it, or `amount`),
- * within 7 days of it. With a `source` on an invoice not yet authorized, authorizes it first.
+ * within 7 days of it. With a card or customer token `source` on an invoice not yet authorized,
+ * authorizes it first. With a native APM configuration as source (`<id>.<gateway>`), captures the
+ * native payment it confirmed (PENDING_CAPTURE).
  */
 export async function captureInvoice(
   request: PaymentRequest,
@@ -31,7 +36,9 @@ export async function captureInvoice(
   const invoice = await invoiceOf(request.caller, invoiceId);
   if (fields.amount) checkAmount("amount", fields.amount, invoice.currency);
   let current: VersionedTransaction | undefined;
-  if (fields.source) {
+  if (fields.source && isId("gatewayConfiguration", fields.source.split(".")[0] ?? "")) {
+    current = await nativePaymentToCapture(request, invoice, fields.source);
+  } else if (fields.source) {
     const result = await authorizeStep(
       request,
       invoice,
@@ -61,12 +68,51 @@ export async function captureInvoice(
   return paymentReply(record);
 }
 
-/** Capture `amount` (default: all that is authorized) of an authorization within its window. */
+/** The native payment through the configuration `source` names: it must be this invoice's. */
+async function nativePaymentToCapture(
+  request: PaymentRequest,
+  invoice: Invoice,
+  source: string,
+): Promise<VersionedTransaction> {
+  // A configuration disabled since the payment was confirmed still captures it.
+  const configuration = await configurationForPayment(
+    request.caller.projectId,
+    source,
+    "native-apm",
+    "source",
+    {
+      allowDisabled: true,
+    },
+  );
+  const current = await transactionOf(request.caller, invoice);
+  if (!current || current.record.gateway_configuration_id !== configuration.id) {
+    throw new ApiError(
+      400,
+      "request.invoice.not-authorized",
+      `Invoice ${invoice.id} has no native payment through ${configuration.id} to capture.`,
+    );
+  }
+  return current;
+}
+
+/**
+ * Capture `amount` (default: all that is authorized) of a card authorization within its window, or
+ * of a native APM payment its provider confirmed (PENDING_CAPTURE).
+ */
 export function capturePlan(amount: string | undefined): FollowUpPlan {
   return {
     type: "capture",
     amount: (record) => amount ?? record.authorized_amount,
     allowed: (record) => {
+      if (paymentMethodOf(record) === "native-apm") {
+        if (record.status !== "pending") {
+          throw conflict(
+            "request.transaction.invalid-state",
+            `The native payment of transaction ${record.id} is ${record.native_apm?.state ?? record.status}: it can be captured once its state is PENDING_CAPTURE.`,
+          );
+        }
+        return;
+      }
       if (record.status !== "authorized") throw wrongState(record, "captured");
       const deadline = Date.parse(record.authorized_at ?? "") + CAPTURE_WINDOW_MS;
       if (clock.now().getTime() >= deadline) {

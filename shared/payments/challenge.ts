@@ -49,7 +49,7 @@ export async function showChallenge(token: string): Promise<HtmlReply> {
   if (!current) return challengeNotFoundPage();
   const { record } = current;
   const [card, returnUrl] = await Promise.all([
-    findCard(record.project_id, record.card_id),
+    record.card_id ? findCard(record.project_id, record.card_id) : undefined,
     returnUrlOf(current),
   ]);
   return challengePage({

@@ -3,19 +3,20 @@ import { clock } from "../clock.ts";
 import { config } from "../config.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
-import { cardConnector } from "../gateways/configuration.ts";
 import {
   type AuthorizeOutcome,
   type CaptureOutcome,
-  type CardConnector,
+  type CardOperations,
   type Declined,
   type DeclineType,
+  type NativePaymentOutcome,
   type OperationKind,
   OutcomeUnknown,
+  type PaymentConnector,
   type RecordedOutcome,
 } from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
-import { cardGatewayConfiguration } from "../gateways/store.ts";
+import { configurationById, connectorOf } from "../gateways/routing.ts";
 import type { ApiRequest } from "../http/api.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
@@ -37,6 +38,7 @@ import {
   authorizationDeclined,
   authorizedWith,
   awaitingChallenge,
+  awaitingCustomerInput,
   capturedWith,
   customerAction,
   failedAttempt,
@@ -44,6 +46,8 @@ import {
   incremented,
   type PendingOperation,
   type PendingType,
+  pendingCapture,
+  presentNativeApm,
   presentTransaction,
   refunded,
   type TransactionRecord,
@@ -162,8 +166,15 @@ export async function reread(caller: Caller, id: string): Promise<VersionedTrans
 
 // ─── Connectors ─────────────────────────────────────────────────────────────────────────────────
 
-export async function connectorFor(caller: Caller): Promise<CardConnector> {
-  return cardConnector(await cardGatewayConfiguration(caller.projectId));
+/** The connector a transaction's operations go through: its gateway configuration's. */
+export async function connectorFor(record: TransactionRecord): Promise<PaymentConnector> {
+  return connectorOf(await configurationById(record.project_id, record.gateway_configuration_id));
+}
+
+/** The card operations of a connector (a transaction paid by card only goes to a gateway that has them). */
+export function cardOperations(connector: PaymentConnector, record: TransactionRecord): CardOperations {
+  if (!connector.card) throw new Error(`The gateway of transaction ${record.id} takes no cards`);
+  return connector.card;
 }
 
 /** How a connector call ended: the provider's outcome, or "not done" (see `callConnector`). */
@@ -182,7 +193,7 @@ const NOT_DONE: Declined = {
  * done" when it recorded nothing. A lookup that fails too leaves the reservation (a 504).
  */
 export async function callConnector<T extends RecordedOutcome>(
-  connector: CardConnector,
+  connector: PaymentConnector,
   held: VersionedTransaction,
   kind: OperationKind,
   call: () => Promise<T>,
@@ -211,7 +222,7 @@ export async function callConnector<T extends RecordedOutcome>(
 
 /** What the provider recorded (undefined: nothing); throws the 504 when it cannot tell. */
 async function lookupOrUnknown(
-  connector: CardConnector,
+  connector: PaymentConnector,
   record: TransactionRecord,
   kind: OperationKind,
   reference: string,
@@ -248,7 +259,14 @@ export function operationReply(record: TransactionRecord, type: PendingType): Re
   if (type === "refund")
     return ok({ refund: record.refunds.at(-1), transaction: presentTransaction(record) });
   if (type === "authorization" || type === "capture") return paymentReply(record);
+  if (type === "native-payment") return nativePaymentReply(record);
   return ok({ transaction: presentTransaction(record) });
+}
+
+/** A native APM step's answer: where the payment stands (`native_apm`) and the transaction. */
+export function nativePaymentReply(record: TransactionRecord): Reply {
+  if (!record.native_apm) throw new Error(`Transaction ${record.id} has no native APM state`);
+  return ok({ native_apm: presentNativeApm(record.native_apm), transaction: presentTransaction(record) });
 }
 
 /** The decline a failed transaction was settled with, as the API answers it (also to a retry). */
@@ -281,7 +299,7 @@ export interface Settlement {
   answers: boolean;
 }
 
-const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization">, EventName[]> = {
+const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization" | "native-payment">, EventName[]> = {
   capture: ["transaction.captured", "invoice.completed"],
   void: ["transaction.voided"],
   refund: ["transaction.refunded"],
@@ -345,7 +363,7 @@ export async function settleOutcome(
       return { current: after(next) };
     }
     // The card's CVC was used by this authorization: it is dropped, with the checks' results.
-    const cardWrite = [cardCheckedWrite(scope, record.card_id, outcome.checks)];
+    const cardWrite = [cardCheckedWrite(scope, record.card_id ?? "", outcome.checks)];
     if (outcome.status === "declined") {
       const next = authorizationDeclined(record, outcome, outcome.threeDS, now);
       await write(next, ["transaction.failed"], { optional: cardWrite, refused: true });
@@ -353,6 +371,24 @@ export async function settleOutcome(
     }
     const next = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
     await write(next, ["transaction.authorized"], { optional: cardWrite });
+    return { current: after(next) };
+  }
+
+  if (pending.type === "native-payment") {
+    const outcome = result.outcome as NativePaymentOutcome;
+    if (outcome.status === "declined") {
+      // The customer may try again (another email, another code): the transaction keeps its state.
+      const next = failedAttempt(record, outcome, now);
+      await write(next, [], { refused: true });
+      return { current: after(next), refusal: declineError(outcome) };
+    }
+    if (outcome.status === "customer-input") {
+      const next = awaitingCustomerInput(record, outcome.parameters, outcome.message, now);
+      await write(next, []);
+      return { current: after(next) };
+    }
+    const next = pendingCapture(record, outcome.gatewayReference, outcome.message, now);
+    await write(next, ["invoice.pending"]);
     return { current: after(next) };
   }
 
@@ -413,7 +449,7 @@ export async function resolveAbandoned(
 ): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
-  const connector = await connectorFor(settlement.request.caller);
+  const connector = await connectorFor(record);
   const found = await lookupOrUnknown(connector, record, pending.type, pending.id);
   const settled = await settleOutcome(
     settlement,

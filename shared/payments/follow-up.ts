@@ -4,6 +4,7 @@ import { compareAmounts, toMinorUnits } from "../money.ts";
 import {
   ATTEMPTS,
   callConnector,
+  cardOperations,
   concurrentChange,
   connectorFor,
   inProgress,
@@ -111,7 +112,7 @@ async function callAndSettle(
   const { record } = held;
   const pending = record.pending as PendingOperation;
   const type = pending.type as FollowUpPlan["type"];
-  const connector = await connectorFor(request.caller);
+  const connector = await connectorFor(record);
   const operation = {
     scope: record.project_id,
     gatewayReference: record.gateway_reference ?? "",
@@ -126,7 +127,7 @@ async function callAndSettle(
         ? connector.void(operation)
         : type === "refund"
           ? connector.refund(operation)
-          : connector.incrementAuthorization(operation),
+          : cardOperations(connector, record).incrementAuthorization(operation),
   );
   const settled = await settleOutcome({ request, invoice, answers: true }, held, result);
   if (settled.refusal) throw settled.refusal;

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CustomerAction } from "../gateways/connector.ts";
+import type { CustomerAction, NativeApmParameter } from "../gateways/connector.ts";
 import { newId } from "../ids.ts";
 import {
   addAmounts,
@@ -28,6 +28,14 @@ import {
  *   completed ──refund (partial)──▶ completed (refunded = true)
  *   completed ──refund (the rest)──▶ refunded
  *
+ * A native APM payment (no card; `payment_method` `native-apm`) moves through the provider's steps:
+ *
+ *   (none) ──native payment: reserve──▶ waiting+pending(native-payment)
+ *   waiting+pending(native-payment) ──more input asked──▶ waiting (native_apm CUSTOMER_INPUT)
+ *                                   ──confirmed──▶ pending (native_apm PENDING_CAPTURE)
+ *                                   ──refused──▶ waiting (a failed attempt: the customer tries again)
+ *   pending ──capture──▶ completed, then refunds as above
+ *
  * Every provider call happens between two writes: a reservation (`pending`, a leased claim of the
  * transaction for one operation, taken by a conditional write so two requests can never both call
  * the provider for the same step) and its settlement (which clears `pending`). A reservation whose
@@ -35,7 +43,24 @@ import {
  * call with the same operation reference (providers treat a repeated reference as the same
  * operation) and settles it.
  */
-export type TransactionStatus = "waiting" | "authorized" | "completed" | "failed" | "voided" | "refunded";
+export type TransactionStatus =
+  | "waiting"
+  | "pending"
+  | "authorized"
+  | "completed"
+  | "failed"
+  | "voided"
+  | "refunded";
+
+export type PaymentMethod = "card" | "native-apm";
+
+/** Where a native APM payment stands, as the API's `native_apm.state` names it. */
+export interface NativeApmState {
+  state: "CUSTOMER_INPUT" | "PENDING_CAPTURE";
+  /** What the provider asks the customer for next (CUSTOMER_INPUT); null once nothing is asked. */
+  parameters: NativeApmParameter[] | null;
+  message: string;
+}
 
 export type OperationType = "request" | "three_d_s_check" | "authorization" | "capture" | "void" | "refund";
 
@@ -62,7 +87,7 @@ export interface Refund {
   created_at: string;
 }
 
-export type PendingType = "authorization" | "capture" | "void" | "refund" | "increment";
+export type PendingType = "authorization" | "native-payment" | "capture" | "void" | "refund" | "increment";
 
 /** A reserved provider call: who may make it until when, and with which reference. */
 export interface PendingOperation {
@@ -104,7 +129,12 @@ export interface TransactionRecord {
   customer_id: string | null;
   subscription_id: string | null;
   token_id: string | null;
-  card_id: string;
+  /** The card paid with; null for a native APM payment. */
+  card_id: string | null;
+  /** `card` unless set (transactions of before native APMs are card payments). */
+  payment_method?: PaymentMethod;
+  /** A native APM payment's state; null (or absent) for a card payment or before the first step. */
+  native_apm?: NativeApmState | null;
   gateway_configuration_id: string;
   gateway_name: string;
   name: string;
@@ -144,7 +174,8 @@ export interface NewTransaction {
   projectId: string;
   sandbox: boolean;
   invoice: { id: string; name: string; amount: string; currency: string; customer_id: string | null };
-  source: { cardId: string; tokenId: string | null };
+  source: { cardId: string | null; tokenId: string | null };
+  paymentMethod: PaymentMethod;
   gateway: { configurationId: string; name: string };
   incremental: boolean;
   autoCaptureAt: string | null;
@@ -165,6 +196,8 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     subscription_id: null,
     token_id: input.source.tokenId,
     card_id: input.source.cardId,
+    payment_method: input.paymentMethod,
+    native_apm: null,
     gateway_configuration_id: input.gateway.configurationId,
     gateway_name: input.gateway.name,
     name: input.invoice.name,
@@ -192,7 +225,12 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     sandbox: input.sandbox,
     created_at: at,
   };
-  return reserved(record, "authorization", input.invoice.amount, input.requestKey, now);
+  const first: PendingType = input.paymentMethod === "native-apm" ? "native-payment" : "authorization";
+  return reserved(record, first, input.invoice.amount, input.requestKey, now);
+}
+
+export function paymentMethodOf(record: TransactionRecord): PaymentMethod {
+  return record.payment_method ?? "card";
 }
 
 function zeroIn(currency: string): string {
@@ -278,12 +316,58 @@ export function failedAttempt(
 ): TransactionRecord {
   const pending = record.pending;
   if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
-  const type: OperationType = pending.type === "increment" ? "authorization" : pending.type;
   return {
     ...settled(record),
     error_code: failure.errorType,
     error_message: failure.message,
-    operations: [...record.operations, operation(type, pending.amount, false, failure.errorType, now)],
+    operations: [
+      ...record.operations,
+      operation(operationTypeOf(pending.type), pending.amount, false, failure.errorType, now),
+    ],
+  };
+}
+
+/** Increments and native APM steps are authorizations of the payment's amount, for the record. */
+function operationTypeOf(type: PendingType): OperationType {
+  return type === "increment" || type === "native-payment" ? "authorization" : type;
+}
+
+/** The provider asks the customer for more (a native APM's CUSTOMER_INPUT). */
+export function awaitingCustomerInput(
+  record: TransactionRecord,
+  parameters: NativeApmParameter[],
+  message: string,
+  now: Date,
+): TransactionRecord {
+  return {
+    ...settled(record),
+    status: "waiting",
+    native_apm: { state: "CUSTOMER_INPUT", parameters, message },
+    error_code: null,
+    error_message: null,
+    operations: [...record.operations, operation("request", record.amount, true, null, now)],
+  };
+}
+
+/**
+ * The provider confirmed the native APM payment: its amount is promised and awaits the capture
+ * (PENDING_CAPTURE). The capture window of card authorizations does not apply.
+ */
+export function pendingCapture(
+  record: TransactionRecord,
+  gatewayReference: string,
+  message: string,
+  now: Date,
+): TransactionRecord {
+  return {
+    ...settled(record),
+    status: "pending",
+    authorized_amount: record.amount,
+    gateway_reference: gatewayReference,
+    native_apm: { state: "PENDING_CAPTURE", parameters: null, message },
+    error_code: null,
+    error_message: null,
+    operations: [...record.operations, operation("authorization", record.amount, true, null, now)],
   };
 }
 
@@ -466,7 +550,7 @@ function written(amount: string, currency: string): string {
 
 /** What the authorization still holds: authorized, not yet captured nor voided. */
 export function available(record: TransactionRecord): string {
-  if (record.status !== "authorized") return zeroIn(record.currency);
+  if (record.status !== "authorized" && record.status !== "pending") return zeroIn(record.currency);
   return record.authorized_amount;
 }
 
@@ -485,7 +569,27 @@ export function conditionAttributes(record: TransactionRecord) {
     authorized_minor: minor(record.authorized_amount),
     captured_minor: minor(record.captured_amount),
     refundable_minor: minor(refundable(record)),
-    capture_deadline_ms: record.authorized_at ? Date.parse(record.authorized_at) + CAPTURE_WINDOW_MS : 0,
+    capture_deadline_ms: captureDeadline(record),
+  };
+}
+
+/**
+ * Until when the payment can be captured, in epoch milliseconds: 7 days after a card authorization;
+ * a native APM payment awaiting its capture has no such window (never 0 past it: no capture then).
+ */
+export function captureDeadline(record: TransactionRecord): number {
+  if (paymentMethodOf(record) === "native-apm")
+    return record.status === "pending" ? Number.MAX_SAFE_INTEGER : 0;
+  return record.authorized_at ? Date.parse(record.authorized_at) + CAPTURE_WINDOW_MS : 0;
+}
+
+/** The `native_apm` answer of a native payment step, as the spec shows it (also `native_apm_response`). */
+export function presentNativeApm(state: NativeApmState) {
+  return {
+    state: state.state,
+    parameters: state.parameters,
+    parameterDefinitions: state.parameters,
+    parameterValues: { message: state.message },
   };
 }
 
@@ -524,7 +628,9 @@ export function presentTransaction(record: TransactionRecord) {
     metadata: record.metadata,
     sandbox: record.sandbox,
     created_at: record.created_at,
-    native_apm: null,
+    payment_method: paymentMethodOf(record),
+    native_apm: record.native_apm ? { state: record.native_apm.state } : null,
+    native_apm_response: record.native_apm ? presentNativeApm(record.native_apm) : null,
   };
 }
 

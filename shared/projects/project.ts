@@ -2,7 +2,7 @@ import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys } from "../db/keys.ts";
-import { sandboxCardConfiguration } from "../gateways/configuration.ts";
+import { startingConfigurations } from "../gateways/configuration.ts";
 import { gatewayConfigurationPut } from "../gateways/store.ts";
 import { environmentProjectId, newId } from "../ids.ts";
 import { newWebhookSigningSecret } from "../webhooks/signature.ts";
@@ -24,7 +24,7 @@ const MAX_NAME_LENGTH = 80;
 
 /**
  * Creates a project with both environments, atomically, and returns the keys (shown only once).
- * Each environment starts with a `sandbox` gateway configuration for cards.
+ * Each environment starts with the sandbox's gateway configurations (cards and its native APM).
  */
 export async function createProject(name: string, now = new Date()): Promise<ProjectCredentials> {
   if (!name.trim() || name.length > MAX_NAME_LENGTH) {
@@ -55,7 +55,7 @@ export async function createProject(name: string, now = new Date()): Promise<Pro
             ConditionExpression: "attribute_not_exists(pk)",
           },
         },
-        gatewayConfigurationPut(sandboxCardConfiguration(environment.id, environment.sandbox, now)),
+        ...startingConfigurations(environment.id, environment.sandbox, now).map(gatewayConfigurationPut),
       ]),
     }),
   );

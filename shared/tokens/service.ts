@@ -14,10 +14,10 @@ import {
 import { type PageRequest, pageOfList } from "../db/listing.ts";
 import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import { eventWrite } from "../events/event.ts";
-import { cardConnector, type GatewayConfiguration } from "../gateways/configuration.ts";
+import type { GatewayConfiguration } from "../gateways/configuration.ts";
 import type { VerifyOutcome } from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
-import { cardGatewayConfiguration } from "../gateways/store.ts";
+import { cardGatewayConfiguration, connectorOf } from "../gateways/routing.ts";
 import type { Caller } from "../http/auth.ts";
 import { conflict, notFound } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
@@ -263,7 +263,9 @@ async function verify(
 ): Promise<{ configuration: GatewayConfiguration; outcome: VerifyOutcome }> {
   const configuration = await cardGatewayConfiguration(caller.projectId);
   const credentials = await cardCredentials(card.card, card.secrets);
-  const outcome = await cardConnector(configuration).verifyCard({
+  const connector = await connectorOf(configuration);
+  if (!connector.card) throw new Error(`Gateway configuration ${configuration.id} takes no cards`);
+  const outcome = await connector.card.verifyCard({
     scope: caller.projectId,
     // Each verification is its own operation for the gateway: a token refused once can be
     // verified again with another card.

@@ -1,8 +1,8 @@
-import currencyCodes from "currency-codes";
 // The package entry registers every locale (~700 KB); validating codes needs none of them.
 import countries from "i18n-iso-countries/index.js";
 import ipaddr from "ipaddr.js";
 import * as z from "zod";
+import { currencyDigits } from "../money.ts";
 
 /**
  * Field types shared by every resource. Form bodies carry only strings, JSON bodies carry native
@@ -90,16 +90,6 @@ export const integerField = z.preprocess(
   (value) => (typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value),
   z.number("must be an integer").int("must be an integer"),
 );
-
-/**
- * The ISO 4217 minor unit (decimals) of a currency that money can be paid in. Precious metals,
- * testing and fund codes (listed with `Zz…` pseudo-countries) are not payable currencies.
- */
-export function currencyDigits(code: string): number | undefined {
-  const record = currencyCodes.code(code.toUpperCase());
-  if (!record || record.countries.every((country) => country.startsWith("Zz"))) return undefined;
-  return Number.isInteger(record.digits) ? record.digits : undefined;
-}
 
 export const currency = z
   .string("must be an ISO 4217 currency code")

@@ -6,7 +6,7 @@ import { clock } from "../../shared/clock.ts";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { captureScheduleName } from "../../shared/scheduling/port.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { OutcomeUnknown } from "../../shared/gateways/connector.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
@@ -63,7 +63,7 @@ describe("a zero amount", () => {
 describe("a connector that throws", () => {
   it("leaves no reservation: the attempt is recorded as failed, and a retry pays", async () => {
     const [invoice, source] = [await invoiceId(), await cardId()];
-    vi.spyOn(sandboxConnector, "authorize").mockRejectedValueOnce(new TypeError("connector bug"));
+    vi.spyOn(sandboxConnector.card, "authorize").mockRejectedValueOnce(new TypeError("connector bug"));
     const failed = await client.post(`/invoices/${invoice}/authorize`, { source });
     expect(failed.status).toBe(502);
     expect(failed.body).toMatchObject({ success: false, error_type: "gateway.error" });
@@ -87,8 +87,8 @@ describe("a connector that throws", () => {
 
   it("settles what the gateway recorded when the connector failed after the gateway acted", async () => {
     const [invoice, source] = [await invoiceId(), await cardId()];
-    const real = sandboxConnector.authorize.bind(sandboxConnector);
-    vi.spyOn(sandboxConnector, "authorize").mockImplementationOnce(async (request) => {
+    const real = sandboxConnector.card.authorize.bind(sandboxConnector.card);
+    vi.spyOn(sandboxConnector.card, "authorize").mockImplementationOnce(async (request) => {
       await real(request);
       throw new Error("connection reset while reading the answer");
     });
@@ -110,8 +110,8 @@ describe("a connector that throws", () => {
 
   it("keeps the reservation only when the outcome is unknown, until the recovery job settles it", async () => {
     const [invoice, source] = [await invoiceId(), await cardId()];
-    const real = sandboxConnector.authorize.bind(sandboxConnector);
-    vi.spyOn(sandboxConnector, "authorize").mockImplementationOnce(async (request) => {
+    const real = sandboxConnector.card.authorize.bind(sandboxConnector.card);
+    vi.spyOn(sandboxConnector.card, "authorize").mockImplementationOnce(async (request) => {
       await real(request);
       throw new OutcomeUnknown("timed out waiting for the gateway");
     });
@@ -176,7 +176,7 @@ describe("the recovery job", () => {
   it("records an operation the gateway never received as a failed attempt, and the retry pays", async () => {
     const [invoice, source] = [await invoiceId(), await cardId()];
     // Killed before the gateway was called: only the reservation exists.
-    vi.spyOn(sandboxConnector, "authorize").mockImplementationOnce(() => {
+    vi.spyOn(sandboxConnector.card, "authorize").mockImplementationOnce(() => {
       throw new OutcomeUnknown("killed before sending");
     });
     expect((await client.post(`/invoices/${invoice}/authorize`, { source })).status).toBe(504);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { dynamo } from "../../shared/db/client.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { CAPTURE_WINDOW_MS, OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
@@ -124,7 +124,7 @@ describe("authorize and capture", () => {
   it("records a decline as a failed transaction and answers 410 with the card error, also to a retry", async () => {
     const invoiceId = await invoice();
     const source = await card("4000000000002180");
-    const calls = vi.spyOn(sandboxConnector, "authorize");
+    const calls = vi.spyOn(sandboxConnector.card, "authorize");
     const first = await client.post(`/invoices/${invoiceId}/authorize`, { source });
     expect(first.status).toBe(410);
     expect(first.body.error_type).toBe("card.do-not-honor");
@@ -248,7 +248,7 @@ describe("concurrency", () => {
   it("creates one transaction for concurrent authorizations of one invoice", async () => {
     const invoiceId = await invoice();
     const source = await card();
-    const calls = vi.spyOn(sandboxConnector, "authorize");
+    const calls = vi.spyOn(sandboxConnector.card, "authorize");
     const answers = await Promise.all(
       Array.from({ length: 10 }, () => client.post(`/invoices/${invoiceId}/authorize`, { source })),
     );
@@ -278,7 +278,7 @@ describe("Idempotency-Key on payments", () => {
   it("replays the first answer and moves no money again", async () => {
     const invoiceId = await invoice();
     const source = await card();
-    const authorize = vi.spyOn(sandboxConnector, "authorize");
+    const authorize = vi.spyOn(sandboxConnector.card, "authorize");
     const capture = vi.spyOn(sandboxConnector, "capture");
     const idempotencyKey = key();
     const first = await client.post(`/invoices/${invoiceId}/capture`, { source }, { idempotencyKey });

@@ -4,7 +4,7 @@ import { config } from "../../shared/config.ts";
 import { MAX_TOKENS_PER_CUSTOMER } from "../../shared/customers/customer.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { sandboxConnector } from "../../shared/gateways/sandbox/card.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { newId } from "../../shared/ids.ts";
 import { type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
@@ -323,7 +323,7 @@ describe("verification", () => {
     const customer = await newCustomer();
     const token = (await sandbox.post(`/customers/${customer.id}/tokens`, { verify: true })).body.token;
     const card = await newCard(sandbox);
-    const verifications = vi.spyOn(sandboxConnector, "verifyCard");
+    const verifications = vi.spyOn(sandboxConnector.card, "verifyCard");
     const answers = await Promise.all(
       Array.from({ length: 6 }, () =>
         sandbox.put(`/customers/${customer.id}/tokens/${token.id}`, { source: card.id }),

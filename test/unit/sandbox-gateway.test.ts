@@ -1,11 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type {
-  AuthorizeRequest,
-  CardConnector,
-  CardCredentials,
-  RecordedOutcome,
-} from "../../shared/gateways/connector.ts";
-import { sandboxCardConnector } from "../../shared/gateways/sandbox/card.ts";
+import type { AuthorizeRequest, CardCredentials, RecordedOutcome } from "../../shared/gateways/connector.ts";
+import { sandboxGateway } from "../../shared/gateways/sandbox/gateway.ts";
 import type { SandboxLedger } from "../../shared/gateways/sandbox/ledger.ts";
 import { SANDBOX_TEST_CARDS } from "../../shared/gateways/sandbox/test-cards.ts";
 
@@ -43,12 +38,12 @@ function memoryLedger(): SandboxLedger {
 const SCOPE = "test-proj_01TESTTESTTESTTESTTESTTEST";
 const CHALLENGE_URL = "https://api.example.com/3ds/token";
 
-let sandbox: CardConnector;
+let sandbox: ReturnType<typeof sandboxGateway>;
 let references = 0;
 const reference = () => `op_${++references}`;
 
 beforeEach(() => {
-  sandbox = sandboxCardConnector(memoryLedger());
+  sandbox = sandboxGateway(memoryLedger());
 });
 
 function card(number: string, cvc: string | null = "123"): CardCredentials {
@@ -89,7 +84,7 @@ const SUCCESS_CARDS = [
 ];
 
 async function approved(number: string): Promise<string> {
-  const outcome = await sandbox.authorize(authorization(number));
+  const outcome = await sandbox.card.authorize(authorization(number));
   if (outcome.status !== "approved") throw new Error(`not approved: ${JSON.stringify(outcome)}`);
   return outcome.gatewayReference;
 }
@@ -127,7 +122,7 @@ describe("the sandbox card connector", () => {
   it.each(SUCCESS_CARDS)(
     "approves %s through authorization, capture, refund, increment and void",
     async (number) => {
-      const authorized = await sandbox.authorize(authorization(number));
+      const authorized = await sandbox.card.authorize(authorization(number));
       expect(authorized).toEqual({
         status: "approved",
         gatewayReference: expect.stringMatching(/^sandbox\.normal\.op_\d+$/),
@@ -140,11 +135,11 @@ describe("the sandbox card connector", () => {
         chargedBack: false,
       });
       expect(await sandbox.refund(followUp(gatewayReference, "4.00"))).toEqual({ status: "approved" });
-      expect(await sandbox.incrementAuthorization(followUp(gatewayReference, "4.00"))).toEqual({
+      expect(await sandbox.card.incrementAuthorization(followUp(gatewayReference, "4.00"))).toEqual({
         status: "approved",
       });
       expect(await sandbox.void(followUp(gatewayReference))).toEqual({ status: "approved" });
-      expect(await sandbox.verifyCard(verification(number))).toMatchObject({
+      expect(await sandbox.card.verifyCard(verification(number))).toMatchObject({
         status: "approved",
         checks: { cvc: "passed", avs: "unavailable" },
       });
@@ -166,14 +161,17 @@ describe("the sandbox card connector", () => {
     ["4000000000002289", "card.region-not-authorized"],
     ["4127969420587632", "card.blacklisted"],
   ])("declines %s with %s, at authorization and at verification", async (number, errorType) => {
-    expect(await sandbox.authorize(authorization(number))).toEqual({
+    expect(await sandbox.card.authorize(authorization(number))).toEqual({
       status: "declined",
       errorType,
       message: expect.any(String),
       checks: { cvc: "passed", avs: "unavailable" },
       threeDS: "not-applicable",
     });
-    expect(await sandbox.verifyCard(verification(number))).toMatchObject({ status: "declined", errorType });
+    expect(await sandbox.card.verifyCard(verification(number))).toMatchObject({
+      status: "declined",
+      errorType,
+    });
   });
 
   it("authorizes 4000000000000010 but declines its capture", async () => {
@@ -191,10 +189,10 @@ describe("the sandbox card connector", () => {
       errorType: "card.failed-cvc",
       checks: { cvc: "failed", avs: "unavailable" },
     };
-    expect(await sandbox.authorize(authorization("4000000000000028"))).toMatchObject(withCvc);
-    expect(await sandbox.verifyCard(verification("4000000000000028"))).toMatchObject(withCvc);
+    expect(await sandbox.card.authorize(authorization("4000000000000028"))).toMatchObject(withCvc);
+    expect(await sandbox.card.verifyCard(verification("4000000000000028"))).toMatchObject(withCvc);
     const withoutCvc = authorization("4000000000000028", { card: card("4000000000000028", null) });
-    expect(await sandbox.authorize(withoutCvc)).toMatchObject({
+    expect(await sandbox.card.authorize(withoutCvc)).toMatchObject({
       status: "approved",
       checks: { cvc: "unavailable", avs: "unavailable" },
     });
@@ -202,12 +200,12 @@ describe("the sandbox card connector", () => {
 
   it("approves 4000000000000036 with its AVS check failed: the merchant decides", async () => {
     const failedAvs = { status: "approved", checks: { cvc: "passed", avs: "failed" } };
-    expect(await sandbox.authorize(authorization("4000000000000036"))).toMatchObject(failedAvs);
-    expect(await sandbox.verifyCard(verification("4000000000000036"))).toMatchObject(failedAvs);
+    expect(await sandbox.card.authorize(authorization("4000000000000036"))).toMatchObject(failedAvs);
+    expect(await sandbox.card.verifyCard(verification("4000000000000036"))).toMatchObject(failedAvs);
   });
 
   it("declines 4000000000000044 for both failed checks", async () => {
-    expect(await sandbox.authorize(authorization("4000000000000044"))).toMatchObject({
+    expect(await sandbox.card.authorize(authorization("4000000000000044"))).toMatchObject({
       status: "declined",
       errorType: "card.failed-cvc-and-avs",
       checks: { cvc: "failed", avs: "failed" },
@@ -232,18 +230,22 @@ describe("the sandbox card connector", () => {
   });
 
   it("asks a challenge for 4000000000000101, then approves or declines on the customer's result", async () => {
-    expect(await sandbox.authorize(authorization("4000000000000101"))).toEqual({
+    expect(await sandbox.card.authorize(authorization("4000000000000101"))).toEqual({
       status: "customer-action",
       customerAction: { type: "url", value: CHALLENGE_URL, metadata: {} },
       threeDS: "challenge-required",
     });
     const passed = { challengeUrl: CHALLENGE_URL, challengeResult: "approved" as const };
-    expect(await sandbox.authorize(authorization("4000000000000101", { threeDS: passed }))).toMatchObject({
+    expect(
+      await sandbox.card.authorize(authorization("4000000000000101", { threeDS: passed })),
+    ).toMatchObject({
       status: "approved",
       threeDS: "challenge-passed",
     });
     const failed = { challengeUrl: CHALLENGE_URL, challengeResult: "failed" as const };
-    expect(await sandbox.authorize(authorization("4000000000000101", { threeDS: failed }))).toMatchObject({
+    expect(
+      await sandbox.card.authorize(authorization("4000000000000101", { threeDS: failed })),
+    ).toMatchObject({
       status: "declined",
       errorType: "card.failed-three-d-s",
       threeDS: "failed",
@@ -251,14 +253,14 @@ describe("the sandbox card connector", () => {
   });
 
   it.each(["4000000000003055", "4000000000003063"])("authenticates %s frictionlessly", async (number) => {
-    expect(await sandbox.authorize(authorization(number))).toMatchObject({
+    expect(await sandbox.card.authorize(authorization(number))).toMatchObject({
       status: "approved",
       threeDS: "frictionless",
     });
   });
 
   it("declines 4000000000003220 when its 3DS fingerprint fails", async () => {
-    expect(await sandbox.authorize(authorization("4000000000003220"))).toMatchObject({
+    expect(await sandbox.card.authorize(authorization("4000000000003220"))).toMatchObject({
       status: "declined",
       errorType: "card.failed-three-d-s",
       threeDS: "failed",
@@ -267,13 +269,17 @@ describe("the sandbox card connector", () => {
 
   it("runs no 3DS at verification: the 3DS cards verify", async () => {
     for (const number of ["4000000000000101", "4000000000003055", "4000000000003220"]) {
-      expect(await sandbox.verifyCard(verification(number)), number).toMatchObject({ status: "approved" });
+      expect(await sandbox.card.verifyCard(verification(number)), number).toMatchObject({
+        status: "approved",
+      });
     }
   });
 
   it("verifies 4000000000001216 but declines any payment with it", async () => {
-    expect(await sandbox.verifyCard(verification("4000000000001216"))).toMatchObject({ status: "approved" });
-    expect(await sandbox.authorize(authorization("4000000000001216"))).toMatchObject({
+    expect(await sandbox.card.verifyCard(verification("4000000000001216"))).toMatchObject({
+      status: "approved",
+    });
+    expect(await sandbox.card.authorize(authorization("4000000000001216"))).toMatchObject({
       status: "declined",
       errorType: "card.declined",
     });
@@ -286,30 +292,36 @@ describe("the sandbox card connector", () => {
     "accepts the first request made with %s, then declines every later authorization with %s",
     async (number, errorType) => {
       const first = authorization(number);
-      expect((await sandbox.authorize(first)).status).toBe("approved");
+      expect((await sandbox.card.authorize(first)).status).toBe("approved");
       // The first request repeated is still the first request: the provider answers it the same.
-      expect((await sandbox.authorize(first)).status).toBe("approved");
-      expect(await sandbox.authorize(authorization(number))).toMatchObject({ status: "declined", errorType });
-      expect(await sandbox.authorize(authorization(number))).toMatchObject({ status: "declined", errorType });
+      expect((await sandbox.card.authorize(first)).status).toBe("approved");
+      expect(await sandbox.card.authorize(authorization(number))).toMatchObject({
+        status: "declined",
+        errorType,
+      });
+      expect(await sandbox.card.authorize(authorization(number))).toMatchObject({
+        status: "declined",
+        errorType,
+      });
     },
   );
 
   it("counts a verification as the first request of 4000000000006009", async () => {
-    expect((await sandbox.verifyCard(verification("4000000000006009"))).status).toBe("approved");
-    expect(await sandbox.authorize(authorization("4000000000006009"))).toMatchObject({
+    expect((await sandbox.card.verifyCard(verification("4000000000006009"))).status).toBe("approved");
+    expect(await sandbox.card.authorize(authorization("4000000000006009"))).toMatchObject({
       errorType: "card.no-money",
     });
   });
 
   it("authorizes 4000000000000531 and 4000000000003303 but declines their increments", async () => {
     expect(
-      await sandbox.incrementAuthorization(followUp(await approved("4000000000000531"), "1.00")),
+      await sandbox.card.incrementAuthorization(followUp(await approved("4000000000000531"), "1.00")),
     ).toMatchObject({
       status: "declined",
       errorType: "gateway.declined",
     });
     expect(
-      await sandbox.incrementAuthorization(followUp(await approved("4000000000003303"), "1.00")),
+      await sandbox.card.incrementAuthorization(followUp(await approved("4000000000003303"), "1.00")),
     ).toMatchObject({
       status: "declined",
       errorType: "card.no-money",
@@ -319,7 +331,9 @@ describe("the sandbox card connector", () => {
   it("captures 4000000000006223, but not once its authorization was incremented", async () => {
     expect((await sandbox.capture(followUp(await approved("4000000000006223")))).status).toBe("approved");
     const incremented = await approved("4000000000006223");
-    expect((await sandbox.incrementAuthorization(followUp(incremented, "1.00"))).status).toBe("approved");
+    expect((await sandbox.card.incrementAuthorization(followUp(incremented, "1.00"))).status).toBe(
+      "approved",
+    );
     expect(await sandbox.capture(followUp(incremented, "11.00"))).toMatchObject({
       status: "declined",
       errorType: "gateway.declined",
@@ -327,23 +341,23 @@ describe("the sandbox card connector", () => {
   });
 
   it("declines payments with 5337480000007168, advising not to retry, but verifies it", async () => {
-    expect(await sandbox.authorize(authorization("5337480000007168"))).toMatchObject({
+    expect(await sandbox.card.authorize(authorization("5337480000007168"))).toMatchObject({
       status: "declined",
       advice: "do-not-retry",
     });
-    expect((await sandbox.verifyCard(verification("5337480000007168"))).status).toBe("approved");
+    expect((await sandbox.card.verifyCard(verification("5337480000007168"))).status).toBe("approved");
   });
 
   it("answers a repeated reference with its first answer, and finds it again by lookup", async () => {
     const first = authorization("4000000000000101");
-    const asked = await sandbox.authorize(first);
+    const asked = await sandbox.card.authorize(first);
     expect(asked.status).toBe("customer-action");
     // Even with the challenge answered since, the same reference is the same operation.
     const repeat = {
       ...first,
       threeDS: { challengeUrl: CHALLENGE_URL, challengeResult: "approved" as const },
     };
-    expect(await sandbox.authorize(repeat)).toEqual(asked);
+    expect(await sandbox.card.authorize(repeat)).toEqual(asked);
     expect(await sandbox.lookup({ scope: SCOPE, kind: "authorization", reference: first.reference })).toEqual(
       {
         status: "found",
@@ -357,7 +371,7 @@ describe("the sandbox card connector", () => {
 
   it("keeps each environment's operations apart", async () => {
     const made = authorization("4242424242424242");
-    await sandbox.authorize(made);
+    await sandbox.card.authorize(made);
     const elsewhere = {
       scope: "proj_01OTHEROTHEROTHEROTHEROTH",
       kind: "authorization" as const,
@@ -368,7 +382,10 @@ describe("the sandbox card connector", () => {
 
   it("refuses an amount it cannot take as a validation error, not a fault", async () => {
     for (const amount of ["10.001", "0", "0.00"]) {
-      expect(await sandbox.authorize(authorization("4242424242424242", { amount })), amount).toMatchObject({
+      expect(
+        await sandbox.card.authorize(authorization("4242424242424242", { amount })),
+        amount,
+      ).toMatchObject({
         status: "declined",
         errorType: "gateway.validation-error",
       });

@@ -6,10 +6,12 @@ import type {
   CardConnector,
   Declined,
   FollowUpRequest,
+  NativeApmOperations,
   OperationOutcome,
   VerifyOutcome,
 } from "../connector.ts";
 import { type SandboxLedger, tableLedger } from "./ledger.ts";
+import { decideNativePayment } from "./native-apm.ts";
 import {
   cardDecision,
   checksFor,
@@ -23,8 +25,9 @@ import {
 } from "./test-cards.ts";
 
 /**
- * The `sandbox` card connector: no provider behind it, outcomes decided by the card number as the
- * test-card table lists them (`test-cards.ts`), and remembered like a provider remembers them
+ * The `sandbox` gateway, for cards and its native APM: no provider behind it, card outcomes decided
+ * by the card number as the test-card table lists them (`test-cards.ts`), the APM's by the values
+ * the customer gives (`native-apm.ts`), and every answer remembered like a provider remembers it
  * (`ledger.ts`): a repeated reference gets its first answer again, and `lookup` finds it.
  *
  * CVC and AVS failures: a failed CVC check declines the authorization or verification
@@ -38,7 +41,9 @@ import {
  * What the follow-ups of an approved authorization do (capture, refund, increment of a test card)
  * is carried in the gateway reference it returns: `sandbox.<follow-up behaviour>.<reference>`.
  */
-export function sandboxCardConnector(ledger: SandboxLedger = tableLedger): CardConnector {
+export function sandboxGateway(
+  ledger: SandboxLedger = tableLedger,
+): CardConnector & { nativeApm: NativeApmOperations } {
   /** An amount the provider cannot take is refused as such (a value, not a fault). */
   const invalidAmount = (amount: string, currency: string): Declined | undefined => {
     const problem =
@@ -126,13 +131,56 @@ export function sandboxCardConnector(ledger: SandboxLedger = tableLedger): CardC
   }
 
   return {
-    async authorize(request) {
-      return (await ledger.record(
-        request.scope,
-        "authorization",
-        request.reference,
-        await decideAuthorization(request),
-      )) as AuthorizeOutcome;
+    card: {
+      async authorize(request) {
+        return (await ledger.record(
+          request.scope,
+          "authorization",
+          request.reference,
+          await decideAuthorization(request),
+        )) as AuthorizeOutcome;
+      },
+
+      async incrementAuthorization(request) {
+        return (await ledger.record(
+          request.scope,
+          "increment",
+          request.reference,
+          await decideIncrement(request),
+        )) as OperationOutcome;
+      },
+
+      async verifyCard(request) {
+        const behaviour = testCardBehaviour(request.card.number);
+        const checks = checksFor(behaviour, request.card.cvc !== null);
+        const refusal = cardDecision(behaviour, checks, {
+          kind: "verification",
+          laterUse: await laterUse(behaviour, request),
+        });
+        const outcome: VerifyOutcome = refusal
+          ? { ...refusal, checks }
+          : {
+              status: "approved",
+              gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
+              checks,
+            };
+        return (await ledger.record(
+          request.scope,
+          "verification",
+          request.reference,
+          outcome,
+        )) as VerifyOutcome;
+      },
+    },
+
+    nativeApm: {
+      async pay(request) {
+        const refusedAmount = invalidAmount(request.amount, request.currency);
+        const outcome = refusedAmount ?? decideNativePayment(request);
+        return (await ledger.record(request.scope, "native-payment", request.reference, outcome)) as Awaited<
+          ReturnType<NativeApmOperations["pay"]>
+        >;
+      },
     },
 
     async capture(request) {
@@ -161,37 +209,6 @@ export function sandboxCardConnector(ledger: SandboxLedger = tableLedger): CardC
       return (await ledger.record(request.scope, "refund", request.reference, outcome)) as OperationOutcome;
     },
 
-    async incrementAuthorization(request) {
-      return (await ledger.record(
-        request.scope,
-        "increment",
-        request.reference,
-        await decideIncrement(request),
-      )) as OperationOutcome;
-    },
-
-    async verifyCard(request) {
-      const behaviour = testCardBehaviour(request.card.number);
-      const checks = checksFor(behaviour, request.card.cvc !== null);
-      const refusal = cardDecision(behaviour, checks, {
-        kind: "verification",
-        laterUse: await laterUse(behaviour, request),
-      });
-      const outcome: VerifyOutcome = refusal
-        ? { ...refusal, checks }
-        : {
-            status: "approved",
-            gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
-            checks,
-          };
-      return (await ledger.record(
-        request.scope,
-        "verification",
-        request.reference,
-        outcome,
-      )) as VerifyOutcome;
-    },
-
     async lookup(request) {
       const outcome = await ledger.find(request.scope, request.reference);
       return outcome ? { status: "found", outcome } : { status: "not-found" };
@@ -199,5 +216,5 @@ export function sandboxCardConnector(ledger: SandboxLedger = tableLedger): CardC
   };
 }
 
-/** The connector every sandbox card configuration goes through. */
-export const sandboxConnector: CardConnector = sandboxCardConnector();
+/** The connector every sandbox configuration goes through (cards and the native APM). */
+export const sandboxConnector = sandboxGateway();

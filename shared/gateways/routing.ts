@@ -1,0 +1,99 @@
+import { cardVault } from "../cards/vault.ts";
+import type { Scope } from "../db/keys.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import type { PaymentMethod } from "./catalogue.ts";
+import { definitionOf, type GatewayConfiguration } from "./configuration.ts";
+import type { PaymentConnector } from "./connector.ts";
+import { cachedConfigurations, readConfigurations } from "./store.ts";
+
+/**
+ * Which configuration, and so which connector, a payment goes through. Reads the environment's
+ * configurations through the container's cache (`store.ts`).
+ */
+
+const usable = (configuration: GatewayConfiguration) =>
+  configuration.enabled && configuration.deleted_at === null;
+
+/** The configuration new card payments of the environment go through: its oldest enabled one for cards. */
+export async function cardGatewayConfiguration(scope: Scope): Promise<GatewayConfiguration> {
+  const found = (await cachedConfigurations(scope))
+    .filter((configuration) => configuration.payment_method === "card" && usable(configuration))
+    .sort((a, b) => (a.id < b.id ? -1 : 1))[0];
+  if (!found) {
+    throw new ApiError(
+      400,
+      "gateway.not-configured",
+      "No enabled card gateway is configured for this project.",
+    );
+  }
+  return found;
+}
+
+/**
+ * The configuration of a payment made earlier (deleted or disabled since, it still serves that
+ * payment's capture and refunds). Read again when the cache does not know it yet.
+ */
+export async function configurationById(scope: Scope, id: string): Promise<GatewayConfiguration> {
+  const found =
+    (await cachedConfigurations(scope)).find((configuration) => configuration.id === id) ??
+    (await readConfigurations(scope)).find((configuration) => configuration.id === id);
+  if (!found) throw new Error(`Gateway configuration ${id} of ${scope} is missing`);
+  return found;
+}
+
+/**
+ * The configuration a new payment names (`<configuration id>.<gateway name>`, or the id alone):
+ * one of this environment, for `method`, enabled. Another environment's (or project's) is unknown
+ * here: a 404, as a deleted one; a disabled one is a 400 that says so.
+ */
+export async function configurationForPayment(
+  scope: Scope,
+  reference: string,
+  method: PaymentMethod,
+  field: string,
+  options: { allowDisabled?: boolean } = {},
+): Promise<GatewayConfiguration> {
+  const [id, gatewayName, extra] = reference.split(".");
+  const found = (await cachedConfigurations(scope)).find(
+    (configuration) =>
+      configuration.id === id &&
+      configuration.deleted_at === null &&
+      (gatewayName === undefined || configuration.gateway_name === gatewayName),
+  );
+  if (!found || extra !== undefined) throw notFound("gateway-configuration", reference);
+  if (found.payment_method !== method) {
+    throw new ApiError(
+      400,
+      `request.validation.invalid-${field.replaceAll("_", "-")}`,
+      `Gateway configuration ${found.id} is not for ${method === "card" ? "cards" : "native APM payments"}.`,
+      [{ name: field, message: `must be a ${method} gateway configuration` }],
+    );
+  }
+  if (!found.enabled && !options.allowDisabled) {
+    throw new ApiError(
+      400,
+      "request.gateway-configuration.disabled",
+      `Gateway configuration ${found.id} is disabled: enable it before paying with it.`,
+    );
+  }
+  return found;
+}
+
+/** The connector of a configuration, its secret settings opened for this use only. */
+export async function connectorOf(configuration: GatewayConfiguration): Promise<PaymentConnector> {
+  const vault = Object.keys(configuration.secrets).length > 0 ? cardVault() : undefined;
+  const secrets = await Promise.all(
+    Object.entries(configuration.secrets).map(
+      async ([name, sealed]) =>
+        [
+          name,
+          await (vault as NonNullable<typeof vault>).open(sealed, {
+            projectId: configuration.project_id,
+            cardId: configuration.id,
+            field: `setting:${name}`,
+          }),
+        ] as const,
+    ),
+  );
+  return definitionOf(configuration).connect({ ...configuration.settings, ...Object.fromEntries(secrets) });
+}

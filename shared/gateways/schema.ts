@@ -1,0 +1,34 @@
+import * as z from "zod";
+import { booleanField, choice, currency, text } from "../validation/fields.ts";
+
+/**
+ * `POST /gateways/{gateway_name}/gateway-configurations` and `PUT /gateway-configurations/{id}`.
+ * Client libraries also send `id` and `sub_accounts_enabled` (null): they are not used here.
+ * `settings` are checked against the gateway's own (`catalogue.ts`) by the service.
+ */
+const blankIsAbsent = (value: unknown) => (value === "" ? undefined : value);
+
+export const MAX_SETTINGS = 20;
+export const MAX_SETTING_LENGTH = 500;
+
+export const configurationInput = z.object({
+  name: text(80),
+  enabled: booleanField,
+  default_currency: z.preprocess(blankIsAbsent, currency.nullable().optional()),
+  payment_method: choice(["card", "native-apm"] as const),
+  settings: z
+    .record(
+      z.string(),
+      z
+        .string("must be a string")
+        .max(MAX_SETTING_LENGTH, `must be at most ${MAX_SETTING_LENGTH} characters`),
+      "must be a dictionary of strings",
+    )
+    .refine(
+      (pairs) => Object.keys(pairs).length <= MAX_SETTINGS,
+      `must hold at most ${MAX_SETTINGS} settings`,
+    )
+    .optional(),
+});
+
+export type ConfigurationInput = z.output<typeof configurationInput>;
