@@ -175,6 +175,31 @@ try {
     call("POST", `/invoices/${payNext()}/capture`, { source: card.id }),
   );
 
+  // Native APM: each invoice goes through both steps and its capture, one row each.
+  const listed = await call("GET", "/gateway-configurations?filter=native-alternative-payment-methods");
+  const [apm] = listed.gateway_configurations as { id: string; gateway_name: string }[];
+  const apmSource = `${apm?.id}.${apm?.gateway_name}`;
+  const nativeInvoices = await freshInvoices(WARMUP + REQUESTS);
+  const [firstStep, secondStep, apmCapture] = [
+    takeFrom(nativeInvoices),
+    takeFrom(nativeInvoices),
+    takeFrom(nativeInvoices),
+  ];
+  const nativePayment = (invoiceId: string | undefined, values: Record<string, string>) =>
+    call("POST", `/invoices/${invoiceId}/native-payment`, {
+      gateway_configuration_id: apmSource,
+      native_apm: { parameter_values: values },
+    });
+  await bench("POST /invoices/{id}/native-payment (email → CUSTOMER_INPUT)", () =>
+    nativePayment(firstStep(), { email: "native-apm-success@example.com" }),
+  );
+  await bench("POST /invoices/{id}/native-payment (token → PENDING_CAPTURE)", () =>
+    nativePayment(secondStep(), { token: "123456" }),
+  );
+  await bench("POST /invoices/{id}/capture (native APM)", () =>
+    call("POST", `/invoices/${apmCapture()}/capture`, { source: apmSource }),
+  );
+
   console.log(
     `\nLocal stack, ${REQUESTS} requests per row after ${WARMUP} warm-up, ${CONCURRENCY} in flight, Node ${process.version}\n`,
   );
