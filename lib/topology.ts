@@ -189,6 +189,12 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },
   // A resend is recorded in the table; the stream consumer below turns it into deliveries.
   { method: "POST", path: "/events/{event_id}/webhooks", handler: "events/resend-webhooks", table: "write" },
+  // Plans (shared/plans): merchant-chosen ids.
+  { method: "POST", path: "/plans", handler: "plans/create", table: "write" },
+  { method: "GET", path: "/plans", handler: "plans/list", table: "read" },
+  { method: "GET", path: "/plans/{plan_id}", handler: "plans/get", table: "read" },
+  { method: "PUT", path: "/plans/{plan_id}", handler: "plans/update", table: "write" },
+  { method: "DELETE", path: "/plans/{plan_id}", handler: "plans/delete", table: "write" },
   // Gateway configurations (shared/gateways): writing one seals its secret settings in the vault.
   {
     method: "GET",

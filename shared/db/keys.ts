@@ -6,7 +6,7 @@
 export type Scope = string;
 
 /** Entities listed through the listing index; each keeps its own count. */
-export type ListedEntity = "customer" | "invoice" | "event" | "transaction";
+export type ListedEntity = "customer" | "invoice" | "event" | "transaction" | "plan" | "subscription";
 
 /** The primary key of an item. */
 export interface ItemKey {
@@ -36,6 +36,11 @@ export const keys = {
   gatewayConfigurationPrefix: "gateway-configuration#",
   /** A top-level resource (customer, invoice, …) addressed by its id. */
   resource: (scope: Scope, id: string) => ({ pk: `${scope}#${id}`, sk: "resource" }),
+  /**
+   * A plan, addressed by the merchant's own id: in a partition of its own kind, so that no plan id
+   * can ever name another resource's partition.
+   */
+  plan: (scope: Scope, id: string): ItemKey => ({ pk: `${scope}#plan#${id}`, sk: "plan" }),
   /** Items owned by a resource live in the resource's partition (a customer's tokens, …). */
   child: (scope: Scope, parentId: string, kind: string, id: string) => ({
     pk: `${scope}#${parentId}`,

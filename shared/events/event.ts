@@ -26,7 +26,18 @@ export type EventName =
   | "transaction.voided"
   | "transaction.refunded"
   | "invoice.completed"
-  | "invoice.pending";
+  | "invoice.pending"
+  | "plan.created"
+  | "plan.updated"
+  | "plan.deleted"
+  | "subscription.created"
+  | "subscription.started"
+  | "subscription.iterated"
+  | "subscription.payment_failed"
+  | "subscription.trial.ending_soon"
+  | "subscription.trial.ended"
+  | "subscription.updated"
+  | "subscription.canceled";
 
 export interface EventRecord {
   id: string;

@@ -20,8 +20,14 @@ function pick(name: string, query: Input, body: Input): unknown {
   return given(body[name]) ? body[name] : given(query[name]) ? query[name] : undefined;
 }
 
+/**
+ * What a cursor must look like: an id of a kind (`cust_…`), or the ids a merchant chooses (plans),
+ * described for the error message.
+ */
+export type CursorRule = IdKind | { pattern: RegExp; description: string };
+
 /** Reads `limit`, `order`, `start_after` and `end_before` with the spec's rules. */
-export function readPageRequest(input: { query: Input; body: Input }, idKind: IdKind): PageRequest {
+export function readPageRequest(input: { query: Input; body: Input }, idKind: CursorRule): PageRequest {
   const { query, body } = input;
   const rawLimit = pick("limit", query, body);
   let limit = DEFAULT_LIMIT;
@@ -51,12 +57,19 @@ export function readPageRequest(input: { query: Input; body: Input }, idKind: Id
   return { limit, order: rawOrder, startAfter, endBefore };
 }
 
-function cursor(name: string, value: unknown, idKind: IdKind): string | undefined {
+function cursor(name: string, value: unknown, rule: CursorRule): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !isId(idKind, value)) {
-    throw invalidField(name, `must be an id starting with ${ID_PREFIXES[idKind]}`);
+  const valid =
+    typeof value === "string" && (typeof rule === "string" ? isId(rule, value) : rule.pattern.test(value));
+  if (!valid) {
+    throw invalidField(
+      name,
+      typeof rule === "string"
+        ? `must be an id starting with ${ID_PREFIXES[rule]}`
+        : `must be ${rule.description}`,
+    );
   }
-  return value;
+  return value as string;
 }
 
 /** The list envelope: the page under its plural name, then `count`, `has_more`, `total_count`, … */

@@ -1,0 +1,11 @@
+import { api } from "../../shared/http/api.ts";
+import { ok } from "../../shared/http/reply.ts";
+import { createPlan } from "../../shared/plans/service.ts";
+
+/** POST /plans */
+export const handler = api(async (request) => {
+  const plan = await createPlan(request.caller, request.body, (presented) =>
+    request.commitWith(ok({ plan: presented })),
+  );
+  return ok({ plan });
+});

@@ -1,0 +1,48 @@
+import * as z from "zod";
+import { paymentAmount } from "../money.ts";
+import { currency, httpUrl, metadata, requiredText, text } from "../validation/fields.ts";
+import { intervalText } from "./interval.ts";
+import { PLAN_ID_PATTERN } from "./plan.ts";
+
+/** Plan inputs (`POST /plans`, `PUT /plans/{id}`). Amount decimals are checked against the currency. */
+/** `""` clears the trial period on update (as every optional field). */
+const blankIsNull = (value: unknown) => (value === "" ? null : value);
+
+const planId = z
+  .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+  .regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or .");
+
+export const PLAN_NAME_LENGTH = 80;
+
+export const createPlanInput = z.object({
+  id: planId,
+  name: requiredText(PLAN_NAME_LENGTH),
+  amount: paymentAmount,
+  currency,
+  interval: intervalText,
+  trial_period: z.preprocess(blankIsNull, intervalText.nullable().optional()),
+  metadata,
+  return_url: httpUrl,
+  cancel_url: httpUrl,
+});
+
+export type PlanFields = z.output<typeof createPlanInput>;
+
+/**
+ * What a plan's `PUT` may change. Its amount, currency and interval are what its subscriptions
+ * were made for: sent unchanged (client libraries echo what they read) they are accepted, changed
+ * they are refused (make another plan).
+ */
+export const updatePlanInput = z.object({
+  id: z.unknown().optional(),
+  name: requiredText(PLAN_NAME_LENGTH).optional(),
+  amount: z.unknown().optional(),
+  currency: z.unknown().optional(),
+  interval: z.unknown().optional(),
+  trial_period: z.preprocess(blankIsNull, intervalText.nullable().optional()),
+  metadata,
+  return_url: httpUrl,
+  cancel_url: httpUrl,
+});
+
+export type PlanChanges = z.output<typeof updatePlanInput>;
