@@ -1,5 +1,5 @@
 import { cardCredentials } from "../cards/service.ts";
-import { clock } from "../clock.ts";
+import { type ClockedEnvironment, nowIn } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import { transactWrite } from "../db/transactions.ts";
 import type { Initiator } from "../gateways/connector.ts";
@@ -65,9 +65,9 @@ export interface AuthorizeOptions {
 const CONNECTOR_SUPPORTS_INCREMENTS = true;
 
 /** `auto_capture_at` must fall after now and within the capture window of an authorization made now. */
-function checkAutoCaptureAt(at: string): string {
+function checkAutoCaptureAt(at: string, environment: ClockedEnvironment): string {
   const due = Date.parse(at);
-  const now = clock.now().getTime();
+  const now = nowIn(environment).getTime();
   if (due <= now) throw invalidField("auto_capture_at", "must be in the future");
   if (due >= now + CAPTURE_WINDOW_MS)
     throw invalidField("auto_capture_at", "must be within the 7 days an authorization can be captured");
@@ -82,7 +82,9 @@ export async function authorizeInvoice(
 ): Promise<Reply> {
   const fields = parseInput(authorizeInput, input);
   if (!fields.source) throw invalidField("source", "is required", "missing-source");
-  const autoCaptureAt = fields.auto_capture_at ? checkAutoCaptureAt(fields.auto_capture_at) : null;
+  const autoCaptureAt = fields.auto_capture_at
+    ? checkAutoCaptureAt(fields.auto_capture_at, request.caller.environment)
+    : null;
   if (fields.capture_amount && !autoCaptureAt)
     throw invalidField("capture_amount", "applies only with auto_capture_at");
   const invoice = await invoiceOf(request.caller, invoiceId);
@@ -144,7 +146,7 @@ export async function authorizeStep(
     if (record.status !== "waiting") return { current };
     const pending = record.pending;
     if (pending) {
-      if (!leaseExpired(pending, clock.now())) throw inProgress(record.id);
+      if (!leaseExpired(pending)) throw inProgress(record.id);
       // An abandoned attempt is settled from what the gateway recorded; then this request goes on
       // from where that leaves the transaction.
       const held = await takeOver(current);
@@ -157,7 +159,7 @@ export async function authorizeStep(
       await transactWrite(request.commit(reply));
       return { answer: reply };
     }
-    const next = reserved(record, "authorization", record.amount, request.requestKey, clock.now());
+    const next = reserved(record, "authorization", record.amount, request.requestKey);
     const outcome = await commitTransition([
       transitionWrite(current, next, { status: "waiting", pending: null }),
     ]);
@@ -205,7 +207,7 @@ async function createTransaction(
       metadata: options.metadata,
       requestKey: request.requestKey,
     },
-    clock.now(),
+    nowIn(caller.environment),
   );
   // Fails early, before anything is written, for amounts beyond what conditions can compare.
   toMinorUnits(record.amount, record.currency);

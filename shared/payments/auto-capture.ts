@@ -1,4 +1,4 @@
-import { clock } from "../clock.ts";
+import { nowIn } from "../clock.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError } from "../http/errors.ts";
 import { isId } from "../ids.ts";
@@ -73,7 +73,8 @@ export async function captureScheduled(job: CaptureInvoiceJob): Promise<AutoCapt
     logger.warn("Automatic capture: the invoice has no transaction", context);
     return "nothing-to-capture";
   }
-  const outcome = classifyForAutoCapture(current.record);
+  const now = nowIn(environment);
+  const outcome = classifyForAutoCapture(current.record, now);
   if (outcome !== "capture") return outcome;
   try {
     await followUp(request, invoice, current, capturePlan(current.record.auto_capture_amount ?? undefined));
@@ -88,8 +89,8 @@ export async function captureScheduled(job: CaptureInvoiceJob): Promise<AutoCapt
       throw error;
     if (error.status === 409) {
       // Another request moved the transaction first (a capture or void): classify it as it is now.
-      const now = await reread(caller, current.record.id);
-      const settled = classifyForAutoCapture(now.record);
+      const moved = await reread(caller, current.record.id);
+      const settled = classifyForAutoCapture(moved.record, now);
       if (settled === "capture") throw error;
       return settled;
     }
@@ -99,9 +100,10 @@ export async function captureScheduled(job: CaptureInvoiceJob): Promise<AutoCapt
   }
 }
 
-function classifyForAutoCapture(record: TransactionRecord): AutoCaptureOutcome | "capture" {
+/** What the job does with the transaction at `now`, the environment's business time. */
+function classifyForAutoCapture(record: TransactionRecord, now: Date): AutoCaptureOutcome | "capture" {
   const context = { invoice_id: record.invoice_id, transaction_id: record.id, status: record.status };
-  const due = autoCaptureDue(record, clock.now());
+  const due = autoCaptureDue(record, now);
   if (due === "not-requested") {
     logger.warn("Automatic capture: the transaction did not ask for one", context);
     return "nothing-to-capture";
@@ -116,7 +118,7 @@ function classifyForAutoCapture(record: TransactionRecord): AutoCaptureOutcome |
     return "nothing-to-capture";
   }
   const deadline = Date.parse(record.authorized_at ?? "") + CAPTURE_WINDOW_MS;
-  if (clock.now().getTime() >= deadline) {
+  if (now.getTime() >= deadline) {
     logger.warn("Automatic capture: the capture window is over", context);
     return "nothing-to-capture";
   }

@@ -1,4 +1,3 @@
-import { clock } from "../clock.ts";
 import { configurationForPayment } from "../gateways/routing.ts";
 import { ApiError, conflict } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
@@ -103,7 +102,7 @@ export function capturePlan(amount: string | undefined): FollowUpPlan {
   return {
     type: "capture",
     amount: (record) => amount ?? record.authorized_amount,
-    allowed: (record) => {
+    allowed: (record, _amount, now) => {
       if (paymentMethodOf(record) === "native-apm") {
         if (record.status !== "pending") {
           throw conflict(
@@ -115,7 +114,7 @@ export function capturePlan(amount: string | undefined): FollowUpPlan {
       }
       if (record.status !== "authorized") throw wrongState(record, "captured");
       const deadline = Date.parse(record.authorized_at ?? "") + CAPTURE_WINDOW_MS;
-      if (clock.now().getTime() >= deadline) {
+      if (now.getTime() >= deadline) {
         throw conflict(
           "request.transaction.capture-window-expired",
           `The authorization of transaction ${record.id} is older than 7 days: it can no longer be captured.`,

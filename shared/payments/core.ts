@@ -1,5 +1,5 @@
 import { cardCheckedWrite } from "../cards/store.ts";
-import { clock } from "../clock.ts";
+import { clock, nowIn } from "../clock.ts";
 import { config } from "../config.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
@@ -319,7 +319,8 @@ export async function settleOutcome(
   const { record } = held;
   const pending = record.pending as PendingOperation;
   const scope = record.project_id;
-  const now = clock.now();
+  // Business time: what the settlement records (authorized_at starts the capture window).
+  const now = nowIn(settlement.request.caller.environment);
   const after = (next: TransactionRecord) => ({ record: next, version: held.version + 1 });
   const expected: Expected = { status: record.status, pending: pending.id };
   /**
@@ -417,7 +418,7 @@ export async function settleOutcome(
 export async function takeOver(current: VersionedTransaction): Promise<VersionedTransaction | undefined> {
   const pending = current.record.pending as PendingOperation;
   const now = clock.now();
-  const next = takenOver(current.record, now);
+  const next = takenOver(current.record);
   const expected: Expected = {
     status: current.record.status,
     pending: null,

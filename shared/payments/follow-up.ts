@@ -1,4 +1,4 @@
-import { clock } from "../clock.ts";
+import { nowIn } from "../clock.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
 import {
@@ -31,9 +31,9 @@ import {
 export interface FollowUpPlan {
   type: Exclude<PendingType, "authorization">;
   amount: (record: TransactionRecord) => string;
-  /** Throws the refusal when the operation is not allowed on the transaction as it is. */
-  allowed: (record: TransactionRecord, amount: string) => void;
-  refund?: (record: TransactionRecord, amount: string) => ReturnType<typeof newRefund>;
+  /** Throws the refusal when the operation is not allowed on the transaction as it is (at `now`). */
+  allowed: (record: TransactionRecord, amount: string, now: Date) => void;
+  refund?: (record: TransactionRecord, amount: string, now: Date) => ReturnType<typeof newRefund>;
 }
 
 /** Whether an abandoned reservation is this very request's own, made before it crashed. */
@@ -61,10 +61,11 @@ export async function followUp(
   let current = start;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const { record } = current;
-    const now = clock.now();
+    // Business time: the capture window is the environment's (a sandbox clock may be ahead).
+    const now = nowIn(request.caller.environment);
     const pending = record.pending;
     if (pending) {
-      if (!leaseExpired(pending, now)) throw inProgress(record.id);
+      if (!leaseExpired(pending)) throw inProgress(record.id);
       const held = await takeOver(current);
       if (held) {
         const own = isOwnOperation(pending, plan, plan.amount(record), request.requestKey);
@@ -78,14 +79,13 @@ export async function followUp(
       continue;
     }
     const amount = plan.amount(record);
-    plan.allowed(record, amount);
+    plan.allowed(record, amount, now);
     const next = reserved(
       record,
       plan.type,
       amount,
       request.requestKey,
-      now,
-      plan.refund?.(record, amount) ?? null,
+      plan.refund?.(record, amount, now) ?? null,
     );
     const minor = Number(toMinorUnits(amount, record.currency));
     const expected: Expected = {

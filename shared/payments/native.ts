@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { clock } from "../clock.ts";
+import { nowIn } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import type { GatewayConfiguration } from "../gateways/configuration.ts";
 import { definitionOf } from "../gateways/configuration.ts";
@@ -104,7 +104,7 @@ export async function nativePayment(
         );
       }
       if (record.pending) {
-        if (!leaseExpired(record.pending, clock.now())) throw inProgress(record.id);
+        if (!leaseExpired(record.pending)) throw inProgress(record.id);
         const held = await takeOver(current);
         if (held) await resolveAbandoned({ request, invoice: known, answers: false }, held);
         continue;
@@ -143,13 +143,7 @@ function stringValues(values: Record<string, unknown>): Record<string, string> {
 }
 
 async function reserveStep(request: PaymentRequest, current: VersionedTransaction) {
-  const next = reserved(
-    current.record,
-    "native-payment",
-    current.record.amount,
-    request.requestKey,
-    clock.now(),
-  );
+  const next = reserved(current.record, "native-payment", current.record.amount, request.requestKey);
   const outcome = await commitTransition([
     transitionWrite(current, next, { status: "waiting", pending: null }),
   ]);
@@ -182,7 +176,7 @@ async function createNativeTransaction(
       metadata: {},
       requestKey: request.requestKey,
     },
-    clock.now(),
+    nowIn(caller.environment),
   );
   toMinorUnits(record.amount, record.currency);
   const checks = invoice.customer_id

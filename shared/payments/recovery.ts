@@ -73,7 +73,7 @@ async function recoverOne(scope: string, transactionId: string): Promise<Resolut
   ]);
   const pending = current?.record.pending;
   // The index is eventually consistent: the transaction itself decides.
-  if (!environment || !current || !pending || !leaseExpired(pending, clock.now())) return "skipped";
+  if (!environment || !current || !pending || !leaseExpired(pending)) return "skipped";
   const invoice = await findInvoice(scope, current.record.invoice_id);
   if (!invoice) {
     logger.error("Recovery: a transaction's invoice is missing", context);

@@ -1,4 +1,3 @@
-import { clock } from "../clock.ts";
 import { invalidField, notFound } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import { isId } from "../ids.ts";
@@ -53,7 +52,6 @@ async function refund(
 ): Promise<Reply> {
   const fields = parseInput(refundInput, input);
   if (fields.amount) checkAmount("amount", fields.amount, invoice.currency);
-  const now = clock.now();
   const record = await followUp(request, invoice, current, {
     type: "refund",
     amount: (record) => fields.amount ?? refundable(record),
@@ -67,7 +65,7 @@ async function refund(
         );
       }
     },
-    refund: (record, amount) =>
+    refund: (record, amount, now) =>
       newRefund(
         record,
         {

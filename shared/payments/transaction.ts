@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { clock } from "../clock.ts";
 import type { CustomerAction, NativeApmParameter } from "../gateways/connector.ts";
 import { newId } from "../ids.ts";
 import {
@@ -226,7 +227,7 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     created_at: at,
   };
   const first: PendingType = input.paymentMethod === "native-apm" ? "native-payment" : "authorization";
-  return reserved(record, first, input.invoice.amount, input.requestKey, now);
+  return reserved(record, first, input.invoice.amount, input.requestKey);
 }
 
 export function paymentMethodOf(record: TransactionRecord): PaymentMethod {
@@ -264,7 +265,6 @@ export function reserved(
   type: PendingType,
   amount: string,
   requestKey: string | null,
-  now: Date,
   refund: Refund | null = null,
 ): TransactionRecord {
   return {
@@ -274,7 +274,7 @@ export function reserved(
       type,
       amount,
       request_key: requestKey,
-      lease_until: now.getTime() + OPERATION_LEASE_MS,
+      lease_until: leaseFromNow(),
       refund,
       challenge_token: type === "authorization" ? (record.challenge?.token ?? newChallengeToken()) : null,
     },
@@ -291,13 +291,21 @@ export function autoCaptureDue(record: TransactionRecord, now: Date): boolean | 
 }
 
 /** A reservation whose holder is gone, claimed again (same operation, same reference) with a new lease. */
-export function takenOver(record: TransactionRecord, now: Date): TransactionRecord {
+export function takenOver(record: TransactionRecord): TransactionRecord {
   if (!record.pending) throw new Error(`Transaction ${record.id} has no reserved operation to take over`);
-  return { ...record, pending: { ...record.pending, lease_until: now.getTime() + OPERATION_LEASE_MS } };
+  return { ...record, pending: { ...record.pending, lease_until: leaseFromNow() } };
 }
 
-export function leaseExpired(pending: PendingOperation, now: Date): boolean {
-  return pending.lease_until < now.getTime();
+/**
+ * Leases are about the processes that hold them, not business time: they run on real time
+ * (`clock.now()`), whatever a sandbox environment's clock says.
+ */
+function leaseFromNow(): number {
+  return clock.now().getTime() + OPERATION_LEASE_MS;
+}
+
+export function leaseExpired(pending: PendingOperation): boolean {
+  return pending.lease_until < clock.now().getTime();
 }
 
 function settled(record: TransactionRecord): TransactionRecord {

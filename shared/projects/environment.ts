@@ -22,6 +22,8 @@ export interface ProjectEnvironment {
   webhook_url?: string | null;
   /** Signs every webhook; environments created before it existed get one on first need (`shared/webhooks`). */
   webhook_signing_secret?: string;
+  /** A sandbox environment's clock, ahead of real time by this much (`shared/clock.ts`, `POST /sandbox/clock`). */
+  clock_offset_ms?: number;
 }
 
 /**
@@ -42,6 +44,14 @@ export async function findEnvironment(id: string): Promise<ProjectEnvironment | 
   // An unknown id is remembered only briefly, so a project created elsewhere is usable at once.
   cache.set(id, { environment, until: now + (environment ? CACHE_TTL_MS : 1_000) });
   return environment;
+}
+
+/**
+ * This container changed the environment (its sandbox clock): its next requests see the change at
+ * once; other containers within the cache's 30 seconds.
+ */
+export function rememberEnvironment(environment: ProjectEnvironment): void {
+  cache.set(environment.id, { environment, until: Date.now() + CACHE_TTL_MS });
 }
 
 /** The public view of an environment (`GET /projects/{id}`). */
