@@ -27,8 +27,15 @@ import type { Construct } from "constructs";
 import { TABLE } from "../shared/db/table.ts";
 import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
 import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
-import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
-import { fallbackRoute, functionId, routeKey, routes } from "./topology.ts";
+import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
+import { type BuiltScheduledJobs, buildScheduledJobs, grantScheduling } from "./scheduling.ts";
+import {
+  topology as declaredTopology,
+  fallbackRoute,
+  functionId,
+  routeKey,
+  type Topology,
+} from "./topology.ts";
 
 /** Stages whose data must outlive the stack: their table and logs are retained. */
 export const PERSISTENT_STAGES: readonly string[] = ["prod", "staging"];
@@ -64,6 +71,8 @@ export function validateStage(stage: unknown): string {
 export interface PaymentStackProps extends StackProps {
   /** `prod` and `staging` are persistent; any other name is a developer's sandbox stage. */
   stage: string;
+  /** What to deploy. Default: the declarations of `lib/topology.ts` (tests pass synthetic ones). */
+  topology?: Topology;
 }
 
 /**
@@ -83,13 +92,15 @@ export class PaymentStack extends Stack {
   readonly alarms: Topic;
   /** Queues, stream consumers and queue workers of the topology (webhook fan-out and delivery). */
   readonly background: BuiltBackgroundWork;
-  /** The schedule group, role, dead-letter queue and function of the scheduled jobs (`auto_capture_at`). */
+  /** The schedule group, role, dead-letter queue and functions of the scheduled jobs (`auto_capture_at`). */
   readonly scheduledJobs: BuiltScheduledJobs;
+  /** The functions and schedules of the recurring jobs. */
+  readonly recurringJobs: BuiltRecurringJobs;
   /** The function of each handler module, by topology `handler` (the fallback included). */
   readonly functions: ReadonlyMap<string, ApiFunction>;
 
   constructor(scope: Construct, id: string, props: PaymentStackProps) {
-    const { stage: requestedStage, ...stackProps } = props;
+    const { stage: requestedStage, topology = declaredTopology, ...stackProps } = props;
     const stage = validateStage(requestedStage);
     const persistent = isPersistentStage(stage);
     super(scope, id, {
@@ -122,9 +133,26 @@ export class PaymentStack extends Stack {
       createDefaultStage: false,
     });
 
-    this.scheduledJobs = buildScheduledJobs(this, { table: this.table, environment, removalPolicy });
-    const functions = new Map<string, ApiFunction>(this.scheduledJobs.functions);
-    for (const route of routes) {
+    this.scheduledJobs = buildScheduledJobs(this, {
+      jobs: topology.scheduledJobs,
+      table: this.table,
+      environment,
+      removalPolicy,
+    });
+    this.recurringJobs = buildRecurringJobs(this, {
+      jobs: topology.recurringJobs,
+      table: this.table,
+      cardKeys: this.cardKeys,
+      scheduling: this.scheduledJobs.refs,
+      deadLetters: this.scheduledJobs.deadLetters,
+      environment,
+      removalPolicy,
+    });
+    const functions = new Map<string, ApiFunction>([
+      ...this.scheduledJobs.functions,
+      ...this.recurringJobs.functions,
+    ]);
+    for (const route of topology.routes) {
       const fn = functionFor(route.handler);
       // Links the API hands out (3DS challenge pages) are built from API_URL. The API's endpoint
       // is an attribute of the API alone (not of its routes or stage), so the functions can name
@@ -132,7 +160,7 @@ export class PaymentStack extends Stack {
       fn.addEnvironment("API_URL", this.api.apiEndpoint);
       grantTable(fn, this.table, route.table);
       if (route.cardVault) grantCardVault(fn, this.cardKeys, route.cardVault);
-      if (route.scheduler) this.scheduledJobs.grant(fn, route.scheduler);
+      if (route.scheduler) grantScheduling(fn, this.scheduledJobs.refs, route.scheduler);
       functions.set(route.handler, fn);
       const id = functionId(route.handler);
       const apiRoute = new HttpRoute(this, `${id}Route`, {
@@ -161,7 +189,7 @@ export class PaymentStack extends Stack {
       reason:
         "$default only answers 404 to requests no route matches; it reads no data, so there is nothing to authorize.",
     });
-    this.background = buildBackgroundWork(this, { table: this.table, environment, removalPolicy });
+    this.background = buildBackgroundWork(this, { topology, table: this.table, environment, removalPolicy });
     for (const [handler, fn] of this.background.functions) functions.set(handler, fn);
     this.functions = functions;
 

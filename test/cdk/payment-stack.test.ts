@@ -23,22 +23,18 @@ import {
 } from "../../lib/topology.ts";
 import { TABLE } from "../../shared/db/table.ts";
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "../../shared/webhooks/schedule.ts";
-
-// The construct tree and templates are what is under test, not the bundles: skipping bundling
-// keeps esbuild from running once per function per stack (NodejsFunction honours this context key).
-const SKIP_BUNDLING = { "aws:cdk:bundling-stacks": [] };
-
-interface CfnResource {
-  Type: string;
-  Properties: Record<string, unknown>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-}
-interface Statement {
-  Effect: string;
-  Action: string | string[];
-  Resource: unknown;
-}
+import {
+  actionsOf,
+  type CfnResource,
+  environmentOf,
+  functionLogicalId,
+  referencedId,
+  resource,
+  resourcesOf,
+  SKIP_BUNDLING,
+  type Statement,
+  statementsOf,
+} from "./templates.ts";
 
 const DYNAMODB_WRITE_ACTIONS = [
   "dynamodb:PutItem",
@@ -76,36 +72,6 @@ const SCOPED_NAME_PROPERTIES = new Set([
 /** Subtrees that only refer to names (an alarm's metric dimensions name the resource they watch). */
 const REFERENCE_PROPERTIES = new Set(["Dimensions"]);
 
-function resourcesOf(template: Template, type: string): Record<string, CfnResource> {
-  return template.findResources(type) as Record<string, CfnResource>;
-}
-
-function resource(template: Template, logicalId: string): CfnResource {
-  const found = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources[logicalId];
-  if (!found) throw new Error(`No resource ${logicalId} in the template`);
-  return found;
-}
-
-/** `{ "Fn::GetAtt": [id, attr] }` or `{ Ref: id }` → id. */
-function referencedId(value: unknown): string {
-  const reference = value as { Ref?: string; "Fn::GetAtt"?: [string, string] };
-  const id = reference.Ref ?? reference["Fn::GetAtt"]?.[0];
-  if (!id) throw new Error(`Not a reference: ${JSON.stringify(value)}`);
-  return id;
-}
-
-/** The logical id CDK gives the function of `handler`: its construct id (`functionId`) plus a hash. */
-function functionLogicalId(template: Template, handler: string): string {
-  const pattern = new RegExp(`^${functionId(handler)}[0-9A-F]{8}$`);
-  const ids = Object.keys(resourcesOf(template, "AWS::Lambda::Function")).filter((id) => pattern.test(id));
-  expect(ids, `functions of handler ${handler}`).toHaveLength(1);
-  return ids[0] as string;
-}
-
-function environmentOf(fn: CfnResource): Record<string, unknown> {
-  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-}
-
 /** The function an API route's integration invokes. */
 function routeTargetFunction(template: Template, route: CfnResource): string {
   const [, parts] = (route.Properties.Target as { "Fn::Join": [string, unknown[]] })["Fn::Join"];
@@ -120,15 +86,6 @@ function routesWithKey(template: Template, key: string): CfnResource[] {
   );
 }
 
-/** Every statement of every policy attached to the function's role. */
-function statementsOf(template: Template, functionLogicalId: string): Statement[] {
-  const roleId = referencedId(resource(template, functionLogicalId).Properties.Role);
-  return Object.values(resourcesOf(template, "AWS::IAM::Policy"))
-    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => referencedId(role) === roleId))
-    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-}
-
-const actionsOf = (statements: Statement[]) => statements.flatMap((statement) => [statement.Action].flat());
 const dynamodbStatements = (statements: Statement[]) =>
   statements.filter((statement) =>
     [statement.Action].flat().some((action) => action.startsWith("dynamodb:")),
