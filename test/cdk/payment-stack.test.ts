@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { App, type CfnElement, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
+import { App, type CfnElement, Stack, Validations } from "aws-cdk-lib";
+import type { Template } from "aws-cdk-lib/assertions";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Queue } from "aws-cdk-lib/aws-sqs";
 import { AwsSolutionsChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,6 @@ import { CONTEXT_DEFAULTS, PaymentStack, validateStage } from "../../lib/payment
 import {
   allHandlers,
   fallbackRoute,
-  functionId,
   handlerEntry,
   queues,
   queueWorkers,
@@ -34,6 +34,7 @@ import {
   SKIP_BUNDLING,
   type Statement,
   statementsOf,
+  wholeTemplate,
 } from "./templates.ts";
 
 const DYNAMODB_WRITE_ACTIONS = [
@@ -116,8 +117,8 @@ describe("PaymentStack", () => {
     dev = new PaymentStack(app, "PaymentApi-dev", { stage: "dev" });
     prod = new PaymentStack(app, "PaymentApi-prod", { stage: "prod" });
     app.synth();
-    devTemplate = Template.fromStack(dev);
-    prodTemplate = Template.fromStack(prod);
+    devTemplate = wholeTemplate(dev);
+    prodTemplate = wholeTemplate(prod);
   }, 60_000);
 
   describe("routes", () => {
@@ -149,7 +150,7 @@ describe("PaymentStack", () => {
 
     it("bundles each function from the handler file the topology names, exporting `handler`", () => {
       for (const handler of allHandlers()) {
-        const fn = dev.node.findChild(functionId(handler));
+        const fn = dev.functions.get(handler);
         expect(fn).toBeInstanceOf(ApiFunction);
         expect((fn as ApiFunction).entry).toBe(resolve(projectRoot, handlerEntry(handler)));
         expect(existsSync((fn as ApiFunction).entry), handler).toBe(true);
@@ -240,8 +241,19 @@ describe("PaymentStack", () => {
 
     it("grants DynamoDB actions only on the table and its indexes, never on every resource", () => {
       const tableId = Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0] as string;
-      const tableArn = { "Fn::GetAtt": [tableId, "Arn"] };
-      const indexArns = { "Fn::Join": ["", [tableArn, "/index/*"]] };
+      // Route stacks import the table by its name: their grants name its ARN as built from the name.
+      const arnParts = [
+        "arn:",
+        { Ref: "AWS::Partition" },
+        ":dynamodb:",
+        { Ref: "AWS::Region" },
+        ":",
+        { Ref: "AWS::AccountId" },
+        ":table/",
+        { Ref: tableId },
+      ];
+      const tableArn = { "Fn::Join": ["", arnParts] };
+      const indexArns = { "Fn::Join": ["", [...arnParts, "/index/*"]] };
       const statements = routes.flatMap((route) =>
         dynamodbStatements(statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler))),
       );
@@ -840,6 +852,27 @@ describe("PaymentStack", () => {
         "AwsSolutions-IAM5[Resource::*]",
       );
     });
+
+    it("check every nested stack as `cdk synth` does (bin/app.ts): the stage synthesizes, and a finding in a route stack fails it", () => {
+      const withChecks = (offend: boolean) => {
+        const app = new App({ context: SKIP_BUNDLING, builtinCloudFormationValidation: false });
+        const stack = new PaymentStack(app, "PaymentApi-nag", { stage: "nag" });
+        const [routeStack] = stack.routeStacks;
+        // No dead-letter queue and no TLS enforcement: AwsSolutions-SQS3 and -SQS4.
+        if (offend && routeStack) new Queue(routeStack, "Unchecked");
+        Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+        return { app, path: `${routeStack?.node.path}/Unchecked/Resource` };
+      };
+      expect(() => withChecks(false).app.synth()).not.toThrow();
+      const { app, path } = withChecks(true);
+      expect(() => app.synth()).toThrow(/AwsSolutions-SQS3/);
+      const findings = new AwsSolutionsChecks()
+        .validateScope(app)
+        .violations.flatMap((violation) =>
+          violation.violatingResources.map((found) => `${violation.ruleName} ${found.constructPath}`),
+        );
+      expect(findings.sort()).toEqual([`AwsSolutions-SQS3 ${path}`, `AwsSolutions-SQS4 ${path}`]);
+    });
   });
 
   describe("configuration", () => {
@@ -854,7 +887,7 @@ describe("PaymentStack", () => {
         builtinCloudFormationValidation: false,
       });
       const stack = new PaymentStack(configured, "PaymentApi-ctx", { stage: "ctx" });
-      const template = Template.fromStack(stack);
+      const template = wholeTemplate(stack);
       template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
         DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 },
       });
