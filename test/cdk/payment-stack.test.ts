@@ -453,6 +453,11 @@ describe("PaymentStack", () => {
       expect(prod.stackName).toBe("PaymentApi-prod");
     });
 
+    it("protect a persistent stage's stack from termination, not a sandbox's (nested stacks go with their root)", () => {
+      expect(prod.terminationProtection).toBe(true);
+      expect(dev.terminationProtection).toBe(false);
+    });
+
     it("name no resource explicitly: CloudFormation generates the names", () => {
       for (const template of [devTemplate, prodTemplate]) {
         for (const [type, property] of Object.entries(PHYSICAL_NAME_PROPERTIES)) {
