@@ -175,7 +175,10 @@ export const fallbackRoute = { handler: "not-found", table: "none" } as const;
 
 export const routeKey = (route: Pick<RouteDeclaration, "method" | "path">) => `${route.method} ${route.path}`;
 
-/** `customers/create` → `CustomersCreate`: the construct id of the route's function. */
+/**
+ * `customers/create` → `CustomersCreate`: the construct id of the route's function (any run of
+ * characters other than letters and digits separates two words).
+ */
 export function functionId(handler: string): string {
   return handler
     .split(/[^a-zA-Z0-9]+/)
