@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
-import { type CfnElement, Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import { Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
@@ -8,6 +8,7 @@ import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
+import { nagRendering } from "./nag.ts";
 import { type CardVaultAccess, handlerEntry, type TableAccess } from "./topology.ts";
 
 /** What `ApiFunction` fixes for every function is not open to callers. */
@@ -103,18 +104,22 @@ function mergeEnvironment(
 
 /**
  * Lets `fn` use `table`: read-only (`grantReadData`) or read and write (`grantReadWriteData`),
- * and tells it the table's name in `TABLE_NAME`.
+ * and tells it the table's name in `TABLE_NAME`. `table` is of `fn`'s own stack (the table itself,
+ * or its import in a nested stack), so the grant names it as the acknowledgement below does.
  */
-export function grantTable(fn: LambdaFunction, table: Table, access: TableAccess): void {
+export function grantTable(fn: LambdaFunction, table: ITable, access: TableAccess): void {
+  if (Stack.of(table) !== Stack.of(fn)) {
+    throw new Error(`${fn.node.path}: import ${table.node.path} into the function's own stack to grant it`);
+  }
   if (access === "read") table.grantReadData(fn);
   else table.grantReadWriteData(fn);
   fn.addEnvironment("TABLE_NAME", table.tableName);
 
   if (!fn.role) throw new Error(`${fn.node.path} has no role to grant table access to`);
-  const tableId = Stack.of(table).getLogicalId(table.node.defaultChild as CfnElement);
   Validations.of(fn.role).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::<${tableId}.Arn>/index/*]`,
-    reason: `grantReadData/grantReadWriteData also cover the global secondary indexes of this one table (${table.node.path}), whose ARNs IAM can only name as <table ARN>/index/*.`,
+    id: `AwsSolutions-IAM5[Resource::${nagRendering(fn, table.tableArn)}/index/*]`,
+    reason:
+      "grantReadData/grantReadWriteData also cover the global secondary indexes of the stage's one table, whose ARNs IAM can only name as <table ARN>/index/*.",
   });
 }
 

@@ -11,10 +11,8 @@ import {
   functionId,
   type QueueDeclaration,
   type QueueName,
-  queues,
-  queueWorkers,
-  streamConsumers,
   type TableAction,
+  type Topology,
 } from "./topology.ts";
 
 /**
@@ -25,6 +23,7 @@ import {
  * actions it declares and the queue rights it needs.
  */
 export interface BackgroundWorkProps {
+  topology: Pick<Topology, "queues" | "streamConsumers" | "queueWorkers">;
   table: Table;
   /** Environment every function gets (stage, service name, log level, …). */
   environment: Record<string, string>;
@@ -50,6 +49,7 @@ export interface BuiltBackgroundWork {
 export const ITERATOR_AGE_ALARM_MS = 5 * 60 * 1000;
 
 export function buildBackgroundWork(stack: Stack, props: BackgroundWorkProps): BuiltBackgroundWork {
+  const { queues, streamConsumers, queueWorkers } = props.topology;
   const built = {} as Record<QueueName, BuiltQueue>;
   for (const [name, declaration] of Object.entries(queues) as [QueueName, QueueDeclaration][]) {
     built[name] = buildQueue(stack, declaration, props.removalPolicy);

@@ -1,7 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
-  HttpMethod as ApiMethod,
   HttpApi,
   HttpRoute,
   HttpRouteKey,
@@ -25,10 +24,12 @@ import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import type { Construct } from "constructs";
 import { TABLE } from "../shared/db/table.ts";
-import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
+import { ApiFunction, type CardVaultKeys } from "./api-function.ts";
 import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
+import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
+import { groupRoutes, RouteStack, type RouteStackInputs } from "./route-stacks.ts";
 import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
-import { fallbackRoute, functionId, routeKey, routes } from "./topology.ts";
+import { topology as declaredTopology, fallbackRoute, functionId, type Topology } from "./topology.ts";
 
 /** Stages whose data must outlive the stack: their table and logs are retained. */
 export const PERSISTENT_STAGES: readonly string[] = ["prod", "staging"];
@@ -64,11 +65,16 @@ export function validateStage(stage: unknown): string {
 export interface PaymentStackProps extends StackProps {
   /** `prod` and `staging` are persistent; any other name is a developer's sandbox stage. */
   stage: string;
+  /** What to deploy. Default: the declarations of `lib/topology.ts` (tests pass synthetic ones). */
+  topology?: Topology;
 }
 
 /**
  * The whole deployment of one stage, built from the route table (`lib/topology.ts`) and the
- * single-table definition (`shared/db/table.ts`).
+ * single-table definition (`shared/db/table.ts`). This root stack holds what the routes share (the
+ * table, the card keys, the HTTP API with its stage and `$default` route, queues, jobs, alarms and
+ * outputs); the routes live in nested stacks, one per resource group (`lib/route-stacks.ts`), so
+ * that no stack comes near CloudFormation's 500 resources.
  *
  * Context values: `checkoutUrl` (default https://checkout.example.com), `rateLimit` and
  * `burstLimit` (default 100 and 200 requests per second) for the API's stage.
@@ -83,13 +89,17 @@ export class PaymentStack extends Stack {
   readonly alarms: Topic;
   /** Queues, stream consumers and queue workers of the topology (webhook fan-out and delivery). */
   readonly background: BuiltBackgroundWork;
-  /** The schedule group, role, dead-letter queue and function of the scheduled jobs (`auto_capture_at`). */
+  /** The schedule group, role, dead-letter queue and functions of the scheduled jobs (`auto_capture_at`). */
   readonly scheduledJobs: BuiltScheduledJobs;
-  /** The function of each handler module, by topology `handler` (the fallback included). */
+  /** The functions and schedules of the recurring jobs. */
+  readonly recurringJobs: BuiltRecurringJobs;
+  /** The nested stacks of the routes (`lib/route-stacks.ts`), one or more per resource group. */
+  readonly routeStacks: readonly RouteStack[];
+  /** The function of each handler module, by topology `handler` (the fallback included), in any stack. */
   readonly functions: ReadonlyMap<string, ApiFunction>;
 
   constructor(scope: Construct, id: string, props: PaymentStackProps) {
-    const { stage: requestedStage, ...stackProps } = props;
+    const { stage: requestedStage, topology = declaredTopology, ...stackProps } = props;
     const stage = validateStage(requestedStage);
     const persistent = isPersistentStage(stage);
     super(scope, id, {
@@ -111,8 +121,6 @@ export class PaymentStack extends Stack {
       LOG_LEVEL: "INFO",
       CHECKOUT_URL: this.contextString("checkoutUrl", CONTEXT_DEFAULTS.checkoutUrl),
     };
-    const functionFor = (handler: string) =>
-      new ApiFunction(this, functionId(handler), { handler, environment, logRemovalPolicy: removalPolicy });
 
     this.api = new HttpApi(this, "HttpApi", {
       // Not a physical name CloudFormation could collide on (API names need not be unique); it
@@ -122,34 +130,55 @@ export class PaymentStack extends Stack {
       createDefaultStage: false,
     });
 
-    this.scheduledJobs = buildScheduledJobs(this, { table: this.table, environment, removalPolicy });
-    const functions = new Map<string, ApiFunction>(this.scheduledJobs.functions);
-    for (const route of routes) {
-      const fn = functionFor(route.handler);
-      // Links the API hands out (3DS challenge pages) are built from API_URL. The API's endpoint
-      // is an attribute of the API alone (not of its routes or stage), so the functions can name
-      // it without a dependency cycle; a custom domain would be passed here instead.
-      fn.addEnvironment("API_URL", this.api.apiEndpoint);
-      grantTable(fn, this.table, route.table);
-      if (route.cardVault) grantCardVault(fn, this.cardKeys, route.cardVault);
-      if (route.scheduler) this.scheduledJobs.grant(fn, route.scheduler);
-      functions.set(route.handler, fn);
-      const id = functionId(route.handler);
-      const apiRoute = new HttpRoute(this, `${id}Route`, {
-        httpApi: this.api,
-        routeKey: HttpRouteKey.with(route.path, ApiMethod[route.method]),
-        integration: new HttpLambdaIntegration(`${id}Integration`, fn),
-      });
-      Validations.of(apiRoute).acknowledge({
-        id: "AwsSolutions-APIG4",
-        reason: route.unauthenticated
-          ? `${routeKey(route)} needs no authorizer: ${route.unauthenticated}`
-          : `${routeKey(route)} authenticates its caller itself: HTTP Basic credentials are verified inside the handler against hashed keys (architecture decision).`,
-      });
+    this.scheduledJobs = buildScheduledJobs(this, {
+      jobs: topology.scheduledJobs,
+      table: this.table,
+      environment,
+      removalPolicy,
+    });
+    this.recurringJobs = buildRecurringJobs(this, {
+      jobs: topology.recurringJobs,
+      table: this.table,
+      cardKeys: this.cardKeys,
+      scheduling: this.scheduledJobs.refs,
+      deadLetters: this.scheduledJobs.deadLetters,
+      environment,
+      removalPolicy,
+    });
+    const functions = new Map<string, ApiFunction>([
+      ...this.scheduledJobs.functions,
+      ...this.recurringJobs.functions,
+    ]);
+    const routeInputs: RouteStackInputs = {
+      tableName: this.table.tableName,
+      apiId: this.api.apiId,
+      apiEndpoint: this.api.apiEndpoint,
+      cardKeyArns: {
+        encryption: this.cardKeys.encryption.keyArn,
+        fingerprint: this.cardKeys.fingerprint.keyArn,
+      },
+      scheduling: this.scheduledJobs.refs,
+    };
+    this.routeStacks = groupRoutes(topology.routes).map(
+      (group) =>
+        new RouteStack(this, group.id, {
+          routes: group.routes,
+          inputs: routeInputs,
+          environment,
+          removalPolicy,
+          description: `Payment API (${stage}): ${group.routes.length} routes of functions/${group.resource}/`,
+        }),
+    );
+    for (const routeStack of this.routeStacks) {
+      for (const [handler, fn] of routeStack.functions) functions.set(handler, fn);
     }
 
     // The fallback reads nothing: no table grant, no TABLE_NAME.
-    const fallback = functionFor(fallbackRoute.handler);
+    const fallback = new ApiFunction(this, functionId(fallbackRoute.handler), {
+      handler: fallbackRoute.handler,
+      environment,
+      logRemovalPolicy: removalPolicy,
+    });
     functions.set(fallbackRoute.handler, fallback);
     const defaultRoute = new HttpRoute(this, "DefaultRoute", {
       httpApi: this.api,
@@ -161,7 +190,7 @@ export class PaymentStack extends Stack {
       reason:
         "$default only answers 404 to requests no route matches; it reads no data, so there is nothing to authorize.",
     });
-    this.background = buildBackgroundWork(this, { table: this.table, environment, removalPolicy });
+    this.background = buildBackgroundWork(this, { topology, table: this.table, environment, removalPolicy });
     for (const [handler, fn] of this.background.functions) functions.set(handler, fn);
     this.functions = functions;
 

@@ -1,48 +1,61 @@
-import { ArnFormat, CfnOutput, Duration, type RemovalPolicy, Stack, Token, Validations } from "aws-cdk-lib";
+import { ArnFormat, CfnOutput, Duration, type RemovalPolicy, Stack, Validations } from "aws-cdk-lib";
 import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
-import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnScheduleGroup } from "aws-cdk-lib/aws-scheduler";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { alarmOnDeadLetters } from "./alarms.ts";
 import { ApiFunction, grantTable } from "./api-function.ts";
-import { functionId, type SchedulerAccess, scheduledJobs } from "./topology.ts";
+import { nagRendering } from "./nag.ts";
+import { functionId, type SchedulerAccess, type Topology } from "./topology.ts";
 
 /**
  * The scheduled jobs of `lib/topology.ts` in AWS (the local stack fires the same handlers from
  * `lib/local/scheduler.ts`): a schedule group the functions create one-time schedules in
- * (`shared/scheduling/eventbridge.ts`), the job function, the role EventBridge Scheduler assumes to
- * invoke it (and nothing else), and the dead-letter queue of schedules that gave up, with an alarm.
+ * (`shared/scheduling/eventbridge.ts`), a function per job, the role EventBridge Scheduler assumes to
+ * invoke them (and nothing else), and the dead-letter queue of schedules that gave up, with an alarm.
  */
 export interface ScheduledJobsProps {
-  table: Table;
+  jobs: Topology["scheduledJobs"];
+  table: ITable;
   environment: Record<string, string>;
   removalPolicy: RemovalPolicy;
+}
+
+/**
+ * What a function needs to schedule or cancel jobs (`grantScheduling`), as values of that function's
+ * own stack: a function of a nested stack is given them through the stack's parameters.
+ */
+export interface SchedulingRefs {
+  /** The group of the one-time schedules. */
+  groupName: string;
+  /** The role EventBridge Scheduler assumes to invoke a job's function. */
+  roleArn: string;
+  deadLetterArn: string;
+  /** The function of each scheduled job, by the variable that passes its ARN (`functionArnVariable`). */
+  jobFunctionArns: Readonly<Record<string, string>>;
 }
 
 export interface BuiltScheduledJobs {
   /** Named by CloudFormation (its `ref` is the name), so two stages never collide. */
   group: CfnScheduleGroup;
-  /** Assumed by EventBridge Scheduler: may invoke the capture job and send to the dead-letter queue. */
+  /** Assumed by EventBridge Scheduler: may invoke the scheduled jobs' functions and send to the dead-letter queue. */
   role: Role;
   deadLetters: Queue;
   deadLetterAlarm: Alarm;
   /** The function of each scheduled job, by handler. */
   functions: Map<string, ApiFunction>;
-  /** Lets a route's function schedule or cancel jobs, and tells it how (its environment). */
-  grant(fn: LambdaFunction, access: SchedulerAccess): void;
+  /** For `grantScheduling` in this stack. */
+  refs: SchedulingRefs;
 }
 
 /** Retained as long as EventBridge Scheduler retries (a day) and well beyond. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
 export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): BuiltScheduledJobs {
-  const job = scheduledJobs.captureInvoice;
   const group = new CfnScheduleGroup(stack, "Schedules", {});
   group.applyRemovalPolicy(props.removalPolicy);
-  const groupName = group.ref;
-  const groupId = stack.getLogicalId(group);
 
   const deadLetters = new Queue(stack, "ScheduleDeadLetters", {
     encryption: QueueEncryption.SQS_MANAGED,
@@ -59,72 +72,87 @@ export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): Bui
     stack,
     "ScheduleDeadLettersAlarm",
     deadLetters,
-    "A scheduled job (auto_capture_at capture) gave up after its retries: its event is kept in the schedule dead-letter queue.",
+    "A scheduled job (e.g. an auto_capture_at capture) or a recurring job gave up after its retries: its event is kept in the schedule dead-letter queue.",
   );
   new CfnOutput(stack, "ScheduleDeadLettersUrl", {
     value: deadLetters.queueUrl,
-    description: "Dead-letter queue of the scheduled jobs",
+    description: "Dead-letter queue of the scheduled and recurring jobs",
   });
 
-  const fn = new ApiFunction(stack, functionId(job.handler), {
-    handler: job.handler,
-    environment: props.environment,
-    logRemovalPolicy: props.removalPolicy,
-    timeout: Duration.seconds(job.timeoutSeconds),
-  });
-  grantTable(fn, props.table, job.table);
+  const functions = new Map<string, ApiFunction>();
+  const jobFunctionArns: Record<string, string> = {};
+  for (const job of Object.values(props.jobs)) {
+    const fn = new ApiFunction(stack, functionId(job.handler), {
+      handler: job.handler,
+      environment: props.environment,
+      logRemovalPolicy: props.removalPolicy,
+      timeout: Duration.seconds(job.timeoutSeconds),
+    });
+    grantTable(fn, props.table, job.table);
+    functions.set(job.handler, fn);
+    jobFunctionArns[job.functionArnVariable] = fn.functionArn;
+  }
 
   const role = new Role(stack, "SchedulerRole", {
     assumedBy: new ServicePrincipal("scheduler.amazonaws.com", {
       conditions: { StringEquals: { "aws:SourceAccount": stack.account } },
     }),
-    description: `EventBridge Scheduler invokes ${job.handler} (auto_capture_at)`,
+    description: `EventBridge Scheduler invokes the scheduled jobs (${[...functions.keys()].join(", ")})`,
   });
-  role.addToPolicy(new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [fn.functionArn] }));
+  if (functions.size > 0) {
+    role.addToPolicy(
+      new PolicyStatement({
+        actions: ["lambda:InvokeFunction"],
+        resources: [...functions.values()].map((fn) => fn.functionArn),
+      }),
+    );
+  }
   deadLetters.grantSendMessages(role);
 
-  const schedulesArn = Stack.of(stack).formatArn({
-    service: "scheduler",
-    resource: "schedule",
-    resourceName: `${groupName}/*`,
-    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-  });
-
-  const grant = (target: LambdaFunction, access: SchedulerAccess) => {
-    target.addEnvironment("SCHEDULER", "eventbridge");
-    target.addEnvironment("SCHEDULE_GROUP", groupName);
-    const actions =
-      access === "schedule"
-        ? ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
-        : ["scheduler:DeleteSchedule"];
-    target.addToRolePolicy(new PolicyStatement({ actions, resources: [schedulesArn] }));
-    if (access === "schedule") {
-      target.addEnvironment("SCHEDULER_ROLE_ARN", role.roleArn);
-      target.addEnvironment("CAPTURE_JOB_FUNCTION_ARN", fn.functionArn);
-      target.addEnvironment("SCHEDULE_DLQ_ARN", deadLetters.queueArn);
-      target.addToRolePolicy(
-        new PolicyStatement({
-          actions: ["iam:PassRole"],
-          resources: [role.roleArn],
-          conditions: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } },
-        }),
-      );
-    }
-    if (!target.role) throw new Error(`${target.node.path} has no role to grant scheduling to`);
-    Validations.of(target.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${nagRendered(stack.region, "AWS::Region")}:${nagRendered(stack.account, "AWS::AccountId")}:schedule/<${groupId}>/*]`,
-      reason:
-        "Schedules are created per invoice at run time (capture-<invoice id>): their names cannot be listed in advance, so the grant covers the schedules of this stage's own schedule group only.",
-    });
+  const refs: SchedulingRefs = {
+    groupName: group.ref,
+    roleArn: role.roleArn,
+    deadLetterArn: deadLetters.queueArn,
+    jobFunctionArns,
   };
-
-  return { group, role, deadLetters, deadLetterAlarm, functions: new Map([[job.handler, fn]]), grant };
+  return { group, role, deadLetters, deadLetterAlarm, functions, refs };
 }
 
 /**
- * How cdk-nag writes a stack's region or account in a finding: `<AWS::Region>` for an
- * environment-agnostic stack, the value itself once `cdk synth` knows the environment.
+ * Lets `fn` schedule (create and delete) or only cancel (delete) one-time jobs in the group of
+ * `refs`, and tells it how in its environment: the group, and to schedule, the role to pass to
+ * EventBridge Scheduler, each job function's ARN and the dead-letter queue.
  */
-function nagRendered(value: string, pseudoParameter: string): string {
-  return Token.isUnresolved(value) ? `<${pseudoParameter}>` : value;
+export function grantScheduling(fn: LambdaFunction, refs: SchedulingRefs, access: SchedulerAccess): void {
+  if (!fn.role) throw new Error(`${fn.node.path} has no role to grant scheduling to`);
+  fn.addEnvironment("SCHEDULER", "eventbridge");
+  fn.addEnvironment("SCHEDULE_GROUP", refs.groupName);
+  const schedulesArn = Stack.of(fn).formatArn({
+    service: "scheduler",
+    resource: "schedule",
+    resourceName: `${refs.groupName}/*`,
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
+  const actions =
+    access === "schedule"
+      ? ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
+      : ["scheduler:DeleteSchedule"];
+  fn.addToRolePolicy(new PolicyStatement({ actions, resources: [schedulesArn] }));
+  if (access === "schedule") {
+    fn.addEnvironment("SCHEDULER_ROLE_ARN", refs.roleArn);
+    for (const [variable, arn] of Object.entries(refs.jobFunctionArns)) fn.addEnvironment(variable, arn);
+    fn.addEnvironment("SCHEDULE_DLQ_ARN", refs.deadLetterArn);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["iam:PassRole"],
+        resources: [refs.roleArn],
+        conditions: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } },
+      }),
+    );
+  }
+  Validations.of(fn.role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::${nagRendering(fn, schedulesArn)}]`,
+    reason:
+      "One-time schedules are created per job at run time (e.g. capture-<invoice id>): their names cannot be listed in advance, so the grant covers the schedules of this stage's own one-time schedule group only.",
+  });
 }

@@ -238,10 +238,13 @@ export const fallbackRoute = { handler: "not-found", table: "none" } as const;
 
 export const routeKey = (route: Pick<RouteDeclaration, "method" | "path">) => `${route.method} ${route.path}`;
 
-/** `customers/create` → `CustomersCreate`: the construct id of the route's function. */
+/**
+ * `customers/create` → `CustomersCreate`: the construct id of the route's function (any run of
+ * characters other than letters and digits separates two words).
+ */
 export function functionId(handler: string): string {
   return handler
-    .split(/[/_-]/)
+    .split(/[^a-zA-Z0-9]+/)
     .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
     .join("");
 }
@@ -356,6 +359,11 @@ export const queueWorkers: readonly QueueWorkerDeclaration[] = [
 export interface ScheduledJobDeclaration {
   kind: ScheduledJobKind;
   handler: string;
+  /**
+   * The variable that tells a function allowed to schedule jobs (`scheduler: "schedule"`) the ARN of
+   * this job's function, the target of its schedules (`shared/scheduling/index.ts` reads it).
+   */
+  functionArnVariable: string;
   timeoutSeconds: number;
   table: TableAccess;
   /** Attempts and age before a failing job is given up to the dead-letter queue. */
@@ -367,21 +375,66 @@ export const scheduledJobs = {
   captureInvoice: {
     kind: "capture-invoice",
     handler: "jobs/capture-invoice",
+    functionArnVariable: "CAPTURE_JOB_FUNCTION_ARN",
     timeoutSeconds: 30,
     table: "write",
     retry: JOB_RETRY,
   },
 } as const satisfies Record<string, ScheduledJobDeclaration>;
 
-/** The handlers of every function: routes, the fallback, stream consumers and queue workers. */
-export function allHandlers(): string[] {
+// ---- recurring jobs: a function run at a fixed rate (EventBridge Scheduler) ---------------------
+
+/**
+ * A function run every `rateMinutes`, whatever the data (e.g. resolving expired payment
+ * reservations, finding due subscription renewals). Its event is
+ * `{ "recurringJob": <its name in recurringJobs>, "scheduledTime": <ISO 8601 time of the run> }`.
+ * A run may come late, twice, or overlap the previous one: it decides from current state.
+ */
+export interface RecurringJobDeclaration {
+  handler: string;
+  /** Runs every this many minutes (a whole number, at least 1). */
+  rateMinutes: number;
+  /** At most `rateMinutes` (and Lambda's 900), so that runs cannot pile up. */
+  timeoutSeconds: number;
+  table: TableAccess;
+  cardVault?: CardVaultAccess;
+  /** Lets the job schedule (or cancel) one-time jobs, as the routes' `scheduler`. */
+  scheduler?: SchedulerAccess;
+}
+
+export const recurringJobs = {} as const satisfies Record<string, RecurringJobDeclaration>;
+
+// ---- the whole topology -------------------------------------------------------------------------
+
+/** Everything above in one value: the CDK stack takes it (tests pass synthetic ones). */
+export interface Topology {
+  routes: readonly RouteDeclaration[];
+  queues: Readonly<Record<QueueName, QueueDeclaration>>;
+  streamConsumers: readonly StreamConsumerDeclaration[];
+  queueWorkers: readonly QueueWorkerDeclaration[];
+  scheduledJobs: Readonly<Record<string, ScheduledJobDeclaration>>;
+  recurringJobs: Readonly<Record<string, RecurringJobDeclaration>>;
+}
+
+export const topology: Topology = {
+  routes,
+  queues,
+  streamConsumers,
+  queueWorkers,
+  scheduledJobs,
+  recurringJobs,
+};
+
+/** The handlers of every function: routes, the fallback, stream consumers, queue workers and jobs. */
+export function allHandlers(of: Topology = topology): string[] {
   return [
     ...new Set([
-      ...routes.map((route) => route.handler),
+      ...of.routes.map((route) => route.handler),
       fallbackRoute.handler,
-      ...streamConsumers.map((consumer) => consumer.handler),
-      ...queueWorkers.map((worker) => worker.handler),
-      ...Object.values(scheduledJobs).map((job) => job.handler),
+      ...of.streamConsumers.map((consumer) => consumer.handler),
+      ...of.queueWorkers.map((worker) => worker.handler),
+      ...Object.values(of.scheduledJobs).map((job) => job.handler),
+      ...Object.values(of.recurringJobs).map((job) => job.handler),
     ]),
   ];
 }

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { App, type CfnElement, Stack } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
+import { App, type CfnElement, Stack, Validations } from "aws-cdk-lib";
+import type { Template } from "aws-cdk-lib/assertions";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Queue } from "aws-cdk-lib/aws-sqs";
 import { AwsSolutionsChecks } from "cdk-nag";
 import type { IConstruct } from "constructs";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,6 @@ import { CONTEXT_DEFAULTS, PaymentStack, validateStage } from "../../lib/payment
 import {
   allHandlers,
   fallbackRoute,
-  functionId,
   handlerEntry,
   queues,
   queueWorkers,
@@ -23,22 +23,19 @@ import {
 } from "../../lib/topology.ts";
 import { TABLE } from "../../shared/db/table.ts";
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "../../shared/webhooks/schedule.ts";
-
-// The construct tree and templates are what is under test, not the bundles: skipping bundling
-// keeps esbuild from running once per function per stack (NodejsFunction honours this context key).
-const SKIP_BUNDLING = { "aws:cdk:bundling-stacks": [] };
-
-interface CfnResource {
-  Type: string;
-  Properties: Record<string, unknown>;
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-}
-interface Statement {
-  Effect: string;
-  Action: string | string[];
-  Resource: unknown;
-}
+import {
+  actionsOf,
+  type CfnResource,
+  environmentOf,
+  functionLogicalId,
+  referencedId,
+  resource,
+  resourcesOf,
+  SKIP_BUNDLING,
+  type Statement,
+  statementsOf,
+  wholeTemplate,
+} from "./templates.ts";
 
 const DYNAMODB_WRITE_ACTIONS = [
   "dynamodb:PutItem",
@@ -76,36 +73,6 @@ const SCOPED_NAME_PROPERTIES = new Set([
 /** Subtrees that only refer to names (an alarm's metric dimensions name the resource they watch). */
 const REFERENCE_PROPERTIES = new Set(["Dimensions"]);
 
-function resourcesOf(template: Template, type: string): Record<string, CfnResource> {
-  return template.findResources(type) as Record<string, CfnResource>;
-}
-
-function resource(template: Template, logicalId: string): CfnResource {
-  const found = (template.toJSON() as { Resources: Record<string, CfnResource> }).Resources[logicalId];
-  if (!found) throw new Error(`No resource ${logicalId} in the template`);
-  return found;
-}
-
-/** `{ "Fn::GetAtt": [id, attr] }` or `{ Ref: id }` → id. */
-function referencedId(value: unknown): string {
-  const reference = value as { Ref?: string; "Fn::GetAtt"?: [string, string] };
-  const id = reference.Ref ?? reference["Fn::GetAtt"]?.[0];
-  if (!id) throw new Error(`Not a reference: ${JSON.stringify(value)}`);
-  return id;
-}
-
-/** The logical id CDK gives the function of `handler`: its construct id (`functionId`) plus a hash. */
-function functionLogicalId(template: Template, handler: string): string {
-  const pattern = new RegExp(`^${functionId(handler)}[0-9A-F]{8}$`);
-  const ids = Object.keys(resourcesOf(template, "AWS::Lambda::Function")).filter((id) => pattern.test(id));
-  expect(ids, `functions of handler ${handler}`).toHaveLength(1);
-  return ids[0] as string;
-}
-
-function environmentOf(fn: CfnResource): Record<string, unknown> {
-  return (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-}
-
 /** The function an API route's integration invokes. */
 function routeTargetFunction(template: Template, route: CfnResource): string {
   const [, parts] = (route.Properties.Target as { "Fn::Join": [string, unknown[]] })["Fn::Join"];
@@ -120,15 +87,6 @@ function routesWithKey(template: Template, key: string): CfnResource[] {
   );
 }
 
-/** Every statement of every policy attached to the function's role. */
-function statementsOf(template: Template, functionLogicalId: string): Statement[] {
-  const roleId = referencedId(resource(template, functionLogicalId).Properties.Role);
-  return Object.values(resourcesOf(template, "AWS::IAM::Policy"))
-    .filter((policy) => (policy.Properties.Roles as unknown[]).some((role) => referencedId(role) === roleId))
-    .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
-}
-
-const actionsOf = (statements: Statement[]) => statements.flatMap((statement) => [statement.Action].flat());
 const dynamodbStatements = (statements: Statement[]) =>
   statements.filter((statement) =>
     [statement.Action].flat().some((action) => action.startsWith("dynamodb:")),
@@ -159,8 +117,8 @@ describe("PaymentStack", () => {
     dev = new PaymentStack(app, "PaymentApi-dev", { stage: "dev" });
     prod = new PaymentStack(app, "PaymentApi-prod", { stage: "prod" });
     app.synth();
-    devTemplate = Template.fromStack(dev);
-    prodTemplate = Template.fromStack(prod);
+    devTemplate = wholeTemplate(dev);
+    prodTemplate = wholeTemplate(prod);
   }, 60_000);
 
   describe("routes", () => {
@@ -192,7 +150,7 @@ describe("PaymentStack", () => {
 
     it("bundles each function from the handler file the topology names, exporting `handler`", () => {
       for (const handler of allHandlers()) {
-        const fn = dev.node.findChild(functionId(handler));
+        const fn = dev.functions.get(handler);
         expect(fn).toBeInstanceOf(ApiFunction);
         expect((fn as ApiFunction).entry).toBe(resolve(projectRoot, handlerEntry(handler)));
         expect(existsSync((fn as ApiFunction).entry), handler).toBe(true);
@@ -283,8 +241,19 @@ describe("PaymentStack", () => {
 
     it("grants DynamoDB actions only on the table and its indexes, never on every resource", () => {
       const tableId = Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0] as string;
-      const tableArn = { "Fn::GetAtt": [tableId, "Arn"] };
-      const indexArns = { "Fn::Join": ["", [tableArn, "/index/*"]] };
+      // Route stacks import the table by its name: their grants name its ARN as built from the name.
+      const arnParts = [
+        "arn:",
+        { Ref: "AWS::Partition" },
+        ":dynamodb:",
+        { Ref: "AWS::Region" },
+        ":",
+        { Ref: "AWS::AccountId" },
+        ":table/",
+        { Ref: tableId },
+      ];
+      const tableArn = { "Fn::Join": ["", arnParts] };
+      const indexArns = { "Fn::Join": ["", [...arnParts, "/index/*"]] };
       const statements = routes.flatMap((route) =>
         dynamodbStatements(statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler))),
       );
@@ -482,6 +451,11 @@ describe("PaymentStack", () => {
     it("have different stack names", () => {
       expect(dev.stackName).toBe("PaymentApi-dev");
       expect(prod.stackName).toBe("PaymentApi-prod");
+    });
+
+    it("protect a persistent stage's stack from termination, not a sandbox's (nested stacks go with their root)", () => {
+      expect(prod.terminationProtection).toBe(true);
+      expect(dev.terminationProtection).toBe(false);
     });
 
     it("name no resource explicitly: CloudFormation generates the names", () => {
@@ -883,6 +857,27 @@ describe("PaymentStack", () => {
         "AwsSolutions-IAM5[Resource::*]",
       );
     });
+
+    it("check every nested stack as `cdk synth` does (bin/app.ts): the stage synthesizes, and a finding in a route stack fails it", () => {
+      const withChecks = (offend: boolean) => {
+        const app = new App({ context: SKIP_BUNDLING, builtinCloudFormationValidation: false });
+        const stack = new PaymentStack(app, "PaymentApi-nag", { stage: "nag" });
+        const [routeStack] = stack.routeStacks;
+        // No dead-letter queue and no TLS enforcement: AwsSolutions-SQS3 and -SQS4.
+        if (offend && routeStack) new Queue(routeStack, "Unchecked");
+        Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+        return { app, path: `${routeStack?.node.path}/Unchecked/Resource` };
+      };
+      expect(() => withChecks(false).app.synth()).not.toThrow();
+      const { app, path } = withChecks(true);
+      expect(() => app.synth()).toThrow(/AwsSolutions-SQS3/);
+      const findings = new AwsSolutionsChecks()
+        .validateScope(app)
+        .violations.flatMap((violation) =>
+          violation.violatingResources.map((found) => `${violation.ruleName} ${found.constructPath}`),
+        );
+      expect(findings.sort()).toEqual([`AwsSolutions-SQS3 ${path}`, `AwsSolutions-SQS4 ${path}`]);
+    });
   });
 
   describe("configuration", () => {
@@ -897,7 +892,7 @@ describe("PaymentStack", () => {
         builtinCloudFormationValidation: false,
       });
       const stack = new PaymentStack(configured, "PaymentApi-ctx", { stage: "ctx" });
-      const template = Template.fromStack(stack);
+      const template = wholeTemplate(stack);
       template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
         DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 },
       });
