@@ -7,6 +7,7 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/l
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { conflict } from "../http/errors.ts";
 import { dynamo } from "./client.ts";
+import { distinctCountShards } from "./counters.ts";
 import { IDEMPOTENCY_SORT_KEY } from "./keys.ts";
 
 export type TransactItem = NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
@@ -57,9 +58,10 @@ const CONFLICT_RETRIES = 4;
 export async function transactWrite(items: TransactItem[]): Promise<void> {
   // Nothing to write (e.g. no Idempotency-Key answer to store): DynamoDB refuses an empty transaction.
   if (items.length === 0) return;
+  const sent = distinctCountShards(items);
   for (let attempt = 0; ; attempt++) {
     try {
-      await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+      await dynamo.send(new TransactWriteCommand({ TransactItems: sent }));
       return;
     } catch (error) {
       if (failedConditions(error)?.some((index) => isIdempotencyCompletion(items[index]))) {
