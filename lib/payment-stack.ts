@@ -133,6 +133,7 @@ export class PaymentStack extends Stack {
     this.scheduledJobs = buildScheduledJobs(this, {
       jobs: topology.scheduledJobs,
       table: this.table,
+      cardKeys: this.cardKeys,
       environment,
       removalPolicy,
     });

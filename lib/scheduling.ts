@@ -6,7 +6,7 @@ import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { CfnScheduleGroup } from "aws-cdk-lib/aws-scheduler";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { alarmOnDeadLetters } from "./alarms.ts";
-import { ApiFunction, grantTable } from "./api-function.ts";
+import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
 import { nagRendering } from "./nag.ts";
 import { functionId, type SchedulerAccess, type Topology } from "./topology.ts";
 
@@ -19,6 +19,7 @@ import { functionId, type SchedulerAccess, type Topology } from "./topology.ts";
 export interface ScheduledJobsProps {
   jobs: Topology["scheduledJobs"];
   table: ITable;
+  cardKeys: CardVaultKeys;
   environment: Record<string, string>;
   removalPolicy: RemovalPolicy;
 }
@@ -115,6 +116,18 @@ export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): Bui
     deadLetterArn: deadLetters.queueArn,
     jobFunctionArns,
   };
+  for (const job of Object.values(props.jobs)) {
+    const fn = functions.get(job.handler) as ApiFunction;
+    if (job.cardVault) grantCardVault(fn, props.cardKeys, job.cardVault);
+    if (job.scheduler) {
+      // A function cannot be told its own ARN (CloudFormation would see a cycle): a job that
+      // schedules its own kind gives it from its invocation context (`shared/scheduling/handler.ts`).
+      const others = Object.fromEntries(
+        Object.entries(jobFunctionArns).filter(([variable]) => variable !== job.functionArnVariable),
+      );
+      grantScheduling(fn, { ...refs, jobFunctionArns: others }, job.scheduler);
+    }
+  }
   return { group, role, deadLetters, deadLetterAlarm, functions, refs };
 }
 

@@ -3,7 +3,7 @@
  * local stack (`local/`) are both built from this table: adding an endpoint is one line here plus
  * its handler in `functions/<handler>.ts`, which exports `handler`.
  */
-import { JOB_RETRY, type ScheduledJobKind } from "../shared/scheduling/port.ts";
+import { JOB_RETRY, JOB_TARGET_VARIABLES, type ScheduledJobKind } from "../shared/scheduling/port.ts";
 import { RESEND_TYPE } from "../shared/webhooks/delivery.ts";
 import { MAX_ATTEMPTS } from "../shared/webhooks/schedule.ts";
 import { WEBHOOK_QUEUE_URL_VARIABLE } from "../shared/webhooks/settings.ts";
@@ -195,6 +195,55 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/plans/{plan_id}", handler: "plans/get", table: "read" },
   { method: "PUT", path: "/plans/{plan_id}", handler: "plans/update", table: "write" },
   { method: "DELETE", path: "/plans/{plan_id}", handler: "plans/delete", table: "write" },
+  // Subscriptions (shared/subscriptions): creating one may turn a card into a customer token and
+  // charge its first iteration at once; they schedule their renewals, trial notices and cancellations.
+  {
+    method: "POST",
+    path: "/subscriptions",
+    handler: "subscriptions/create",
+    table: "write",
+    cardVault: "open",
+    scheduler: "schedule",
+  },
+  { method: "GET", path: "/subscriptions", handler: "subscriptions/list", table: "read" },
+  {
+    method: "GET",
+    path: "/subscriptions/{subscription_id}",
+    handler: "subscriptions/get",
+    table: "read",
+  },
+  {
+    method: "PUT",
+    path: "/subscriptions/{subscription_id}",
+    handler: "subscriptions/update",
+    table: "write",
+    cardVault: "open",
+    scheduler: "schedule",
+  },
+  {
+    method: "DELETE",
+    path: "/subscriptions/{subscription_id}",
+    handler: "subscriptions/delete",
+    table: "write",
+    scheduler: "schedule",
+  },
+  {
+    method: "GET",
+    path: "/customers/{customer_id}/subscriptions",
+    handler: "customers/subscriptions",
+    table: "read",
+  },
+  // The sandbox clock (shared/sandbox): advancing it runs the environment's due jobs (captures,
+  // renewals) in the request, with what those jobs may do.
+  { method: "GET", path: "/sandbox/clock", handler: "sandbox/get-clock", table: "read" },
+  {
+    method: "POST",
+    path: "/sandbox/clock",
+    handler: "sandbox/advance-clock",
+    table: "write",
+    cardVault: "open",
+    scheduler: "schedule",
+  },
   // Gateway configurations (shared/gateways): writing one seals its secret settings in the vault.
   {
     method: "GET",
@@ -366,18 +415,39 @@ export interface ScheduledJobDeclaration {
   functionArnVariable: string;
   timeoutSeconds: number;
   table: TableAccess;
+  cardVault?: CardVaultAccess;
+  /** Lets the job schedule (or cancel) one-time jobs, as the routes' `scheduler`. */
+  scheduler?: SchedulerAccess;
   /** Attempts and age before a failing job is given up to the dead-letter queue. */
   retry: { maximumAttempts: number; maximumEventAgeSeconds: number };
 }
 
 export const scheduledJobs = {
-  /** `auto_capture_at`: captures the invoice's authorization (it needs no card: no card vault). */
+  /**
+   * `auto_capture_at`: captures the invoice's authorization. It sends no card, but may open its
+   * gateway configuration's secret settings.
+   */
   captureInvoice: {
     kind: "capture-invoice",
     handler: "jobs/capture-invoice",
-    functionArnVariable: "CAPTURE_JOB_FUNCTION_ARN",
+    functionArnVariable: JOB_TARGET_VARIABLES["capture-invoice"],
     timeoutSeconds: 30,
     table: "write",
+    cardVault: "open",
+    retry: JOB_RETRY,
+  },
+  /**
+   * A subscription's work: charges an iteration with its token (it opens the card), sends a trial's
+   * notice, cancels at a date; a charge schedules the next one (or a dunning retry).
+   */
+  subscription: {
+    kind: "subscription",
+    handler: "jobs/subscription",
+    functionArnVariable: JOB_TARGET_VARIABLES.subscription,
+    timeoutSeconds: 60,
+    table: "write",
+    cardVault: "open",
+    scheduler: "schedule",
     retry: JOB_RETRY,
   },
 } as const satisfies Record<string, ScheduledJobDeclaration>;
@@ -402,7 +472,19 @@ export interface RecurringJobDeclaration {
   scheduler?: SchedulerAccess;
 }
 
-export const recurringJobs = {} as const satisfies Record<string, RecurringJobDeclaration>;
+export const recurringJobs = {
+  /**
+   * Settles payment operations whose request died between the gateway call and its settlement
+   * (`shared/payments/recovery.ts`). It may open gateway configurations' secret settings.
+   */
+  recoverReservations: {
+    handler: "jobs/recover-reservations",
+    rateMinutes: 1,
+    timeoutSeconds: 55,
+    table: "write",
+    cardVault: "open",
+  },
+} as const satisfies Record<string, RecurringJobDeclaration>;
 
 // ---- the whole topology -------------------------------------------------------------------------
 

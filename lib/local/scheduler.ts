@@ -1,7 +1,12 @@
 import { clock } from "../../shared/clock.ts";
 import type { ScheduledJob } from "../../shared/scheduling/port.ts";
 import { completeJob, dueJobs, failJob } from "../../shared/scheduling/table.ts";
-import { type ScheduledJobDeclaration, scheduledJobs } from "../topology.ts";
+import {
+  type RecurringJobDeclaration,
+  recurringJobs,
+  type ScheduledJobDeclaration,
+  scheduledJobs,
+} from "../topology.ts";
 import { handlerLoader, invoke, lambdaContext } from "./lambda.ts";
 import { repoRoot } from "./paths.ts";
 
@@ -11,6 +16,8 @@ import { repoRoot } from "./paths.ts";
  * function `lib/topology.ts` declares for its kind with the job as the event, as EventBridge
  * Scheduler invokes it in AWS. A job that ran is deleted; one that failed is retried later. Jobs live
  * in the table, so a job that fell due while the stack was down fires at the first tick after start.
+ * Once started, it also runs each recurring job of the topology every `rateMinutes` (and at start),
+ * with the event EventBridge Scheduler gives it.
  *
  * Imports `shared/config.ts` (through the table scheduler): import this module only once the
  * environment is set (see `start.ts`).
@@ -23,12 +30,14 @@ export interface LocalSchedulerOptions {
   /** How a job is run. Default: its declared handler, as Lambda would run it. */
   run?: (job: ScheduledJob) => Promise<unknown>;
   errorLog?: (message: string, error?: unknown) => void;
+  /** Default: the recurring jobs of `lib/topology.ts`. */
+  recurringJobs?: Readonly<Record<string, RecurringJobDeclaration>>;
 }
 
 export interface LocalScheduler {
   /** Fires every job due now, one after the other; resolves with how many ran successfully. */
   tick(): Promise<number>;
-  /** Ticks every `intervalMs` until `stop()`. */
+  /** Ticks every `intervalMs`, and runs the recurring jobs at their rates, until `stop()`. */
   start(): void;
   /** No new tick; waits for the running one. */
   stop(): Promise<void>;
@@ -55,6 +64,28 @@ export function createLocalScheduler(options: LocalSchedulerOptions = {}): Local
   let running: Promise<number> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  const recurringTimers: NodeJS.Timeout[] = [];
+  const recurringRuns = new Set<Promise<unknown>>();
+
+  /** One run of a recurring job, as EventBridge Scheduler starts it (a run never overlaps itself). */
+  function recurring(name: string, declaration: RecurringJobDeclaration) {
+    let current: Promise<unknown> | undefined;
+    return () => {
+      if (current || stopped) return;
+      const timeoutMs = declaration.timeoutSeconds * 1000;
+      const event = { recurringJob: name, scheduledTime: new Date().toISOString() };
+      current = load(declaration.handler)
+        .then((handle) => invoke(handle, event, lambdaContext(declaration.handler, timeoutMs), timeoutMs))
+        .catch((error: unknown) =>
+          errorLog(`Recurring job ${name} failed; it runs again at its next time`, error),
+        )
+        .finally(() => {
+          if (current) recurringRuns.delete(current);
+          current = undefined;
+        });
+      recurringRuns.add(current);
+    };
+  }
 
   async function fireDue(): Promise<number> {
     let ran = 0;
@@ -101,11 +132,18 @@ export function createLocalScheduler(options: LocalSchedulerOptions = {}): Local
       void tick()
         .catch((error: unknown) => errorLog("The local scheduler could not read its jobs", error))
         .finally(schedule);
+      for (const [name, declaration] of Object.entries(options.recurringJobs ?? recurringJobs)) {
+        const runOnce = recurring(name, declaration);
+        runOnce();
+        recurringTimers.push(setInterval(runOnce, declaration.rateMinutes * 60_000));
+      }
     },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      for (const recurringTimer of recurringTimers.splice(0)) clearInterval(recurringTimer);
       await running?.catch(() => undefined);
+      await Promise.all(recurringRuns);
     },
   };
 }

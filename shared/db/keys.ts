@@ -67,6 +67,13 @@ export const keys = {
     gsi2sk: `${leaseUntil}#${transactionId}`,
   }),
   reservationPartition: (shard: number) => `reservations#${shard}`,
+  /** A customer's subscriptions, in the second access path (few per customer: read at once). */
+  customerSubscription: (scope: Scope, customerId: string, subscriptionId: string) => ({
+    gsi2pk: `${scope}#${customerId}#subscriptions`,
+    gsi2sk: subscriptionId,
+  }),
+  customerSubscriptionsPartition: (scope: Scope, customerId: string) =>
+    `${scope}#${customerId}#subscriptions`,
   /**
    * The sandbox gateway's own memory (`shared/gateways/sandbox/ledger.ts`), as a provider keeps it:
    * each operation under its reference (so a repeat returns the first answer and `lookup` finds it),
@@ -96,14 +103,24 @@ export const keys = {
    */
   scheduledJob: (name: string): ItemKey => ({ pk: `scheduled-job#${name}`, sk: "scheduled-job" }),
   /**
-   * Where a local job waits in the listing index: one partition of every waiting job, sorted by due
-   * time, so one query `<= now` finds the due ones; jobs out of retries move to the dead partition.
+   * Where a job the local stack fires waits in the listing index: one partition of every waiting
+   * job, sorted by the (real) time it fires, so one query `<= now` finds the ones to run; jobs out
+   * of retries move to the dead partition.
    */
   scheduledJobDue: (state: "waiting" | "dead", dueAt: string, name: string) => ({
     gsi1pk: `scheduled-jobs#${state}`,
     gsi1sk: `${dueAt}#${name}`,
   }),
   scheduledJobPartition: (state: "waiting" | "dead") => `scheduled-jobs#${state}`,
+  /**
+   * Every job of an environment in the second access path, by business due time: what a sandbox
+   * clock's advance runs (`shared/sandbox/clock.ts`), whichever scheduler fires the jobs.
+   */
+  environmentJob: (scope: Scope, dueAt: string, name: string) => ({
+    gsi2pk: `${scope}#jobs`,
+    gsi2sk: `${dueAt}#${name}`,
+  }),
+  environmentJobsPartition: (scope: Scope) => `${scope}#jobs`,
   idempotency: (scope: Scope, key: string) => ({
     pk: `${scope}#idempotency#${key}`,
     sk: IDEMPOTENCY_SORT_KEY,

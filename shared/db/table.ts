@@ -12,8 +12,9 @@ export const TABLE = {
     /** Listing index: every listable resource of one environment, ordered by id (= creation time). */
     gsi1: { name: "gsi1", partitionKey: "gsi1pk", sortKey: "gsi1sk" },
     /**
-     * Due-work index, sparse: only items that are waiting for something to happen at a time carry
-     * its keys (a payment reservation until its lease ends), sorted by that time.
+     * A second access path, sparse: only the items that need one carry its keys. Work waiting for a
+     * time, sorted by that time (a payment reservation until its lease ends, an environment's
+     * scheduled jobs), and the few children of a parent (a customer's subscriptions).
      */
     gsi2: { name: "gsi2", partitionKey: "gsi2pk", sortKey: "gsi2sk" },
   },

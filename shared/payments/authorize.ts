@@ -240,7 +240,7 @@ async function runAuthorization(
   // Scheduled before any money moves, so that no crash can leave an authorization without its
   // automatic capture: the schedule is idempotent (named after the invoice) and its job captures
   // only an authorized transaction whose `auto_capture_at` is reached.
-  if (mode === "authorize") await scheduleAutoCapture(record);
+  if (mode === "authorize") await scheduleAutoCapture(record, caller.environment);
   const connector = await connectorFor(record);
   const card = await cardCredentials(source.card, source.secrets);
   const result = await callConnector(connector, held, "authorization", () =>

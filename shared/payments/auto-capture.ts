@@ -1,11 +1,11 @@
-import { nowIn } from "../clock.ts";
+import { type ClockedEnvironment, nowIn } from "../clock.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError } from "../http/errors.ts";
 import { isId } from "../ids.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { logger } from "../observability/logger.ts";
 import { findEnvironment } from "../projects/environment.ts";
-import { scheduler } from "../scheduling/index.ts";
+import { cancelJob, scheduleJob } from "../scheduling/index.ts";
 import { type CaptureInvoiceJob, captureScheduleName } from "../scheduling/port.ts";
 import { capturePlan } from "./capture.ts";
 import { inProgress, reread, serviceRequest, transactionOf } from "./core.ts";
@@ -21,13 +21,19 @@ function autoCaptureJob(record: TransactionRecord): CaptureInvoiceJob {
 }
 
 /** Schedules the capture of the transaction at its `auto_capture_at` (idempotent; none without). */
-export async function scheduleAutoCapture(record: TransactionRecord): Promise<void> {
+export async function scheduleAutoCapture(
+  record: TransactionRecord,
+  environment: ClockedEnvironment,
+): Promise<void> {
   if (record.auto_capture_at === null) return;
-  await scheduler().schedule({
-    name: captureScheduleName(record.invoice_id),
-    at: new Date(record.auto_capture_at),
-    job: autoCaptureJob(record),
-  });
+  await scheduleJob(
+    {
+      name: captureScheduleName(record.invoice_id),
+      at: new Date(record.auto_capture_at),
+      job: autoCaptureJob(record),
+    },
+    environment,
+  );
 }
 
 /**
@@ -38,7 +44,7 @@ export async function scheduleAutoCapture(record: TransactionRecord): Promise<vo
 export async function cancelAutoCapture(record: TransactionRecord): Promise<void> {
   if (record.auto_capture_at === null) return;
   try {
-    await scheduler().cancel(captureScheduleName(record.invoice_id));
+    await cancelJob(captureScheduleName(record.invoice_id));
   } catch (error) {
     logger.warn("Could not cancel the automatic capture; its job will find nothing to capture", {
       invoice_id: record.invoice_id,

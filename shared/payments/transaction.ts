@@ -150,6 +150,8 @@ export interface TransactionRecord {
   three_d_s_status: ThreeDSStatus;
   error_code: string | null;
   error_message: string | null;
+  /** The issuer's advice with a decline: `do-not-retry` stops a subscription's dunning at once. */
+  retry_advice?: "do-not-retry" | null;
   /** Whether the authorization was requested with `incremental=true`. */
   incremental: boolean;
   auto_capture_at: string | null;
@@ -436,7 +438,7 @@ export function challengeAnswered(
 
 export function authorizationDeclined(
   record: TransactionRecord,
-  decline: { errorType: string; message: string },
+  decline: { errorType: string; message: string; advice?: "retry" | "do-not-retry" },
   threeDS: ThreeDSStatus,
   now: Date,
 ): TransactionRecord {
@@ -446,6 +448,7 @@ export function authorizationDeclined(
     three_d_s_status: threeDS,
     error_code: decline.errorType,
     error_message: decline.message,
+    retry_advice: decline.advice === "do-not-retry" ? "do-not-retry" : null,
     operations: [
       ...record.operations,
       ...threeDSCheck(record, threeDS, now),

@@ -7,12 +7,14 @@ import {
   ResourceNotFoundException,
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
-import { JOB_RETRY, type ScheduleRequest, type Scheduler } from "./port.ts";
+import { JOB_RETRY, type ScheduledJobKind, type ScheduleRequest, type Scheduler } from "./port.ts";
+import { forgetJob, recordJob } from "./records.ts";
 
 /**
  * The scheduler port on EventBridge Scheduler: one one-time schedule per job, in the stage's
- * schedule group, targeting the job's function with the job as its input, deleted by the service
- * once it ran, retried per `JOB_RETRY` and then sent to the dead-letter queue.
+ * schedule group, targeting the function of the job's kind with the job as its input, deleted by
+ * the service once it ran, retried per `JOB_RETRY` and then sent to the dead-letter queue. Each job
+ * is also recorded in the table first (`records.ts`), where a sandbox clock's advance finds it.
  *
  * Idempotent by construction: the name and the `ClientToken` are derived from the request (never
  * random), so a retried `CreateSchedule` is recognised as the same request, and a schedule that
@@ -22,8 +24,8 @@ export interface EventBridgeSettings {
   group: string;
   /** The role the scheduler assumes to invoke the target (and send to the dead-letter queue). */
   roleArn: string;
-  /** The job function (`scheduledJobs` in `lib/topology.ts`). */
-  targetArn: string;
+  /** The function of each kind of job (`scheduledJobs` in `lib/topology.ts`). */
+  targetArn: (kind: ScheduledJobKind) => string;
   deadLetterArn: string;
 }
 
@@ -34,28 +36,29 @@ export function atExpression(at: Date): string {
 }
 
 /** 64 hex characters of a hash of what the request asks for: the same request, the same token. */
-export function clientToken(request: ScheduleRequest): string {
+export function clientToken(request: ScheduleRequest, fireAt: Date): string {
   return createHash("sha256")
-    .update(`${request.name}|${request.at.toISOString()}|${JSON.stringify(request.job)}`)
+    .update(`${request.name}|${fireAt.toISOString()}|${JSON.stringify(request.job)}`)
     .digest("hex");
 }
 
 export function createScheduleInput(
   request: ScheduleRequest,
+  fireAt: Date,
   settings: EventBridgeSettings,
 ): CreateScheduleCommandInput {
   return {
     Name: request.name,
     GroupName: settings.group,
-    ClientToken: clientToken(request),
-    ScheduleExpression: atExpression(request.at),
+    ClientToken: clientToken(request, fireAt),
+    ScheduleExpression: atExpression(fireAt),
     ScheduleExpressionTimezone: "UTC",
     FlexibleTimeWindow: { Mode: "OFF" },
     ActionAfterCompletion: "DELETE",
     State: "ENABLED",
-    Description: `${request.job.kind} ${request.job.invoiceId}`,
+    Description: request.name,
     Target: {
-      Arn: settings.targetArn,
+      Arn: settings.targetArn(request.job.kind),
       RoleArn: settings.roleArn,
       Input: JSON.stringify(request.job),
       RetryPolicy: {
@@ -73,9 +76,12 @@ export function eventBridgeScheduler(
   group: () => string,
 ): Scheduler {
   return {
-    async schedule(request) {
+    async schedule(request, fireAt) {
+      // Recorded first: a schedule that fails to be created is created by the caller's retry, and
+      // a job found by a sandbox clock's advance runs whether or not its schedule exists.
+      await recordJob(request, fireAt, false);
       try {
-        await client.send(new CreateScheduleCommand(createScheduleInput(request, settings())));
+        await client.send(new CreateScheduleCommand(createScheduleInput(request, fireAt, settings())));
       } catch (error) {
         if (error instanceof ConflictException) return;
         throw error;
@@ -85,9 +91,9 @@ export function eventBridgeScheduler(
       try {
         await client.send(new DeleteScheduleCommand({ Name: name, GroupName: group() }));
       } catch (error) {
-        if (error instanceof ResourceNotFoundException) return;
-        throw error;
+        if (!(error instanceof ResourceNotFoundException)) throw error;
       }
+      await forgetJob(name);
     },
   };
 }

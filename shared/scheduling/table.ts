@@ -1,63 +1,26 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys } from "../db/keys.ts";
 import { TABLE } from "../db/table.ts";
-import { JOB_RETRY, parseJob, type ScheduledJob, type Scheduler } from "./port.ts";
+import { JOB_RETRY, type Scheduler } from "./port.ts";
+import { forgetJob, recordJob, type StoredJob, storedJob } from "./records.ts";
 
 /**
  * The scheduler port on the table, for the local stack (no emulator of EventBridge Scheduler exists):
- * a job is one item (`keys.scheduledJob`), listed by due time in the listing index
- * (`keys.scheduledJobDue`), fired by the local stack's poller (`lib/local/scheduler.ts`), which
- * deletes it once it ran, on the condition that it is still the job it ran (not one scheduled again
- * meanwhile). Being in the table, jobs survive a restart: one that fell due while the stack was down
- * fires at the next start. A failed run is retried with backoff per `JOB_RETRY`, then moved to the
- * dead partition (the dead-letter queue's counterpart) and logged.
+ * a job is its record (`records.ts`), listed by the real time it fires, fired by the local stack's
+ * poller (`lib/local/scheduler.ts`), which deletes it once it ran, on the condition that it is still
+ * the job it ran. Being in the table, jobs survive a restart: one that fell due while the stack was
+ * down fires at the next start. A failed run is retried with backoff per `JOB_RETRY`, then moved to
+ * the dead partition (the dead-letter queue's counterpart) and logged.
  */
-const ENTITY = "scheduled-job";
-
-export interface StoredJob {
-  name: string;
-  dueAt: string;
-  attempts: number;
-  /** When the job first fell due: retries stop `JOB_RETRY.maximumEventAgeSeconds` after it. */
-  firstDueAt: string;
-  job: ScheduledJob;
-}
-
 export const tableScheduler: Scheduler = {
-  async schedule({ name, at, job }) {
-    const dueAt = at.toISOString();
-    try {
-      await dynamo.send(
-        new PutCommand({
-          TableName: config.tableName,
-          Item: {
-            ...keys.scheduledJob(name),
-            ...keys.scheduledJobDue("waiting", dueAt, name),
-            type: ENTITY,
-            name,
-            due_at: dueAt,
-            first_due_at: dueAt,
-            attempts: 0,
-            job,
-          },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      );
-    } catch (error) {
-      // Already scheduled under this name: as EventBridge Scheduler's ConflictException.
-      if (error instanceof ConditionalCheckFailedException) return;
-      throw error;
-    }
-  },
-  async cancel(name) {
-    await dynamo.send(new DeleteCommand({ TableName: config.tableName, Key: keys.scheduledJob(name) }));
-  },
+  schedule: (request, fireAt) => recordJob(request, fireAt, true),
+  cancel: forgetJob,
 };
 
-/** Jobs due at `now`, oldest first (the index is eventually consistent: a new job may show late). */
+/** Jobs to fire at `now` (real time), oldest first (the index is eventually consistent). */
 export async function dueJobs(now: Date, limit = 25): Promise<StoredJob[]> {
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
@@ -67,19 +30,13 @@ export async function dueJobs(now: Date, limit = 25): Promise<StoredJob[]> {
       ExpressionAttributeNames: { "#pk": "gsi1pk", "#sk": "gsi1sk" },
       ExpressionAttributeValues: {
         ":pk": keys.scheduledJobPartition("waiting"),
-        // `#` sorts before every character of a name, `~` after: every job due up to `now`.
+        // `#` sorts before every character of a name, `~` after: every job to fire up to `now`.
         ":upTo": `${now.toISOString()}#~`,
       },
       Limit: limit,
     }),
   );
-  return Items.filter((item) => item.type === ENTITY).map((item) => ({
-    name: String(item.name),
-    dueAt: String(item.due_at),
-    attempts: Number(item.attempts),
-    firstDueAt: String(item.first_due_at),
-    job: parseJob(item.job),
-  }));
+  return Items.filter((item) => item.type === "scheduled-job").map(storedJob);
 }
 
 /** The job ran: it is deleted, unless it was cancelled or scheduled again meanwhile. */
@@ -89,9 +46,9 @@ export async function completeJob(job: StoredJob): Promise<void> {
       new DeleteCommand({
         TableName: config.tableName,
         Key: keys.scheduledJob(job.name),
-        ConditionExpression: "#due = :due AND #attempts = :attempts",
-        ExpressionAttributeNames: { "#due": "due_at", "#attempts": "attempts" },
-        ExpressionAttributeValues: { ":due": job.dueAt, ":attempts": job.attempts },
+        ConditionExpression: "#fire = :fire AND #attempts = :attempts",
+        ExpressionAttributeNames: { "#fire": "fire_at", "#attempts": "attempts" },
+        ExpressionAttributeValues: { ":fire": job.fireAt, ":attempts": job.attempts },
       }),
     );
   } catch (error) {
@@ -111,29 +68,29 @@ export function retryDelayMs(attempts: number): number {
  */
 export async function failJob(job: StoredJob, now: Date): Promise<"retry" | "dead"> {
   const attempts = job.attempts + 1;
-  const ageSeconds = (now.getTime() - Date.parse(job.firstDueAt)) / 1000;
+  const ageSeconds = (now.getTime() - Date.parse(job.firstFireAt)) / 1000;
   const dead = attempts > JOB_RETRY.maximumAttempts || ageSeconds > JOB_RETRY.maximumEventAgeSeconds;
-  const dueAt = dead ? job.dueAt : new Date(now.getTime() + retryDelayMs(job.attempts)).toISOString();
-  const index = keys.scheduledJobDue(dead ? "dead" : "waiting", dueAt, job.name);
+  const fireAt = dead ? job.fireAt : new Date(now.getTime() + retryDelayMs(job.attempts)).toISOString();
+  const index = keys.scheduledJobDue(dead ? "dead" : "waiting", fireAt, job.name);
   try {
     await dynamo.send(
       new UpdateCommand({
         TableName: config.tableName,
         Key: keys.scheduledJob(job.name),
-        UpdateExpression: "SET #due = :next, #attempts = :attempts, #gpk = :gpk, #gsk = :gsk",
-        ConditionExpression: "#due = :due AND #attempts = :previous",
+        UpdateExpression: "SET #fire = :next, #attempts = :attempts, #gpk = :gpk, #gsk = :gsk",
+        ConditionExpression: "#fire = :fire AND #attempts = :previous",
         ExpressionAttributeNames: {
-          "#due": "due_at",
+          "#fire": "fire_at",
           "#attempts": "attempts",
           "#gpk": "gsi1pk",
           "#gsk": "gsi1sk",
         },
         ExpressionAttributeValues: {
-          ":next": dueAt,
+          ":next": fireAt,
           ":attempts": attempts,
           ":gpk": index.gsi1pk,
           ":gsk": index.gsi1sk,
-          ":due": job.dueAt,
+          ":fire": job.fireAt,
           ":previous": job.attempts,
         },
       }),

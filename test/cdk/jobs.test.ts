@@ -82,9 +82,27 @@ describe("jobs built from the topology", () => {
       );
       expect(invoke).toHaveLength(1);
       expect([invoke[0]?.Resource].flat().map(referencedId).sort()).toEqual(
-        [scheduledJobs.captureInvoice, secondJob]
+        [...Object.values(scheduledJobs), secondJob]
           .map((job) => functionLogicalId(template, job.handler))
           .sort(),
+      );
+    });
+
+    it("lets the subscription job schedule jobs, telling it every other job function's ARN but not its own (a cycle)", () => {
+      const fnId = functionLogicalId(template, scheduledJobs.subscription.handler);
+      const variables = environmentOf(resource(template, fnId));
+      expect(variables).toMatchObject({
+        SCHEDULER: "eventbridge",
+        CAPTURE_JOB_FUNCTION_ARN: expect.anything(),
+      });
+      expect(variables).not.toHaveProperty(scheduledJobs.subscription.functionArnVariable);
+      expect(actionsOf(statementsOf(template, fnId))).toEqual(
+        expect.arrayContaining([
+          "scheduler:CreateSchedule",
+          "scheduler:DeleteSchedule",
+          "iam:PassRole",
+          "kms:Decrypt",
+        ]),
       );
     });
 
@@ -106,12 +124,20 @@ describe("jobs built from the topology", () => {
     const sweepFunction = () => functionLogicalId(template, sweep.handler);
     const schedule = () => resource(template, idOf(stack.recurringJobs.schedules.get("sweep") as IConstruct));
 
-    it("declares none yet: the real topology deploys no recurring schedule", () => {
-      expect(recurringJobs).toEqual({});
+    it("deploys the real topology's recovery job every minute, with what it declares", () => {
+      expect(Object.keys(recurringJobs)).toEqual(["recoverReservations"]);
       const { stack: real, template: realTemplate } = build("real", topology);
-      expect(real.recurringJobs.group).toBeUndefined();
-      expect(Object.keys(resourcesOf(realTemplate, "AWS::Scheduler::Schedule"))).toEqual([]);
-      expect(Object.keys(resourcesOf(realTemplate, "AWS::Scheduler::ScheduleGroup"))).toHaveLength(1);
+      expect(real.recurringJobs.group).toBeDefined();
+      const schedules = Object.values(resourcesOf(realTemplate, "AWS::Scheduler::Schedule"));
+      expect(schedules).toHaveLength(1);
+      expect(schedules[0]?.Properties).toMatchObject({ ScheduleExpression: "rate(1 minute)" });
+      const recovery = functionLogicalId(realTemplate, recurringJobs.recoverReservations.handler);
+      expect(resource(realTemplate, recovery).Properties.Timeout).toBe(55);
+      const actions = actionsOf(statementsOf(realTemplate, recovery));
+      expect(actions).toContain("dynamodb:PutItem");
+      expect(actions).toContain("kms:Decrypt");
+      expect(actions).not.toContain("kms:GenerateDataKey");
+      expect(actions.some((action) => action.startsWith("scheduler:"))).toBe(false);
     });
 
     it("runs each recurring job's function every rateMinutes, in a schedule group of their own", () => {

@@ -16,6 +16,7 @@ import {
   handlerEntry,
   queues,
   queueWorkers,
+  recurringJobs,
   routeKey,
   routes,
   scheduledJobs,
@@ -164,9 +165,12 @@ describe("PaymentStack", () => {
   describe("functions", () => {
     it("runs every function on nodejs22.x, arm64, with active tracing and source-mapped stack traces", () => {
       const timeouts = new Map<string, number>([
-        ...[...streamConsumers, ...queueWorkers, ...Object.values(scheduledJobs)].map(
-          (fn) => [fn.handler, fn.timeoutSeconds] as const,
-        ),
+        ...[
+          ...streamConsumers,
+          ...queueWorkers,
+          ...Object.values(scheduledJobs),
+          ...Object.values(recurringJobs),
+        ].map((fn) => [fn.handler, fn.timeoutSeconds] as const),
       ]);
       for (const handler of allHandlers()) {
         const fn = resource(devTemplate, functionLogicalId(devTemplate, handler));
@@ -763,13 +767,17 @@ describe("PaymentStack", () => {
           .map(routeKey)
           .sort(),
       ).toEqual([
+        "DELETE /subscriptions/{subscription_id}",
         "POST /invoices/{invoice_id}/authorize",
         "POST /invoices/{invoice_id}/capture",
         "POST /invoices/{invoice_id}/void",
+        "POST /sandbox/clock",
+        "POST /subscriptions",
+        "PUT /subscriptions/{subscription_id}",
       ]);
     });
 
-    it("has a scheduler role that only EventBridge Scheduler of this account assumes, and that may only invoke the capture job and dead-letter", () => {
+    it("has a scheduler role that only EventBridge Scheduler of this account assumes, and that may only invoke the scheduled jobs and dead-letter", () => {
       const role = resource(devTemplate, idOf(dev.scheduledJobs.role));
       expect(role.Properties.AssumeRolePolicyDocument).toMatchObject({
         Statement: [
@@ -792,7 +800,9 @@ describe("PaymentStack", () => {
         {
           Effect: "Allow",
           Action: "lambda:InvokeFunction",
-          Resource: { "Fn::GetAtt": [jobFunctionId(), "Arn"] },
+          Resource: Object.values(scheduledJobs).map((job) => ({
+            "Fn::GetAtt": [functionLogicalId(devTemplate, job.handler), "Arn"],
+          })),
         },
         expect.objectContaining({
           Effect: "Allow",
@@ -802,16 +812,18 @@ describe("PaymentStack", () => {
       expect([statements[1]?.Action].flat()).toContain("sqs:SendMessage");
     });
 
-    it("runs the capture job with table write access and no card vault, and encrypts its dead-letter queue and refuses it without TLS", () => {
+    it("runs the capture job with table write access, opening the vault only, scheduling nothing; and encrypts its dead-letter queue and refuses it without TLS", () => {
       const job = resource(devTemplate, jobFunctionId());
       const variables = environmentOf(job);
       expect(variables).toHaveProperty("TABLE_NAME");
-      expect(variables).not.toHaveProperty("CARD_KEY_ID");
+      // It may open a gateway configuration's secret settings, never seal or fingerprint.
+      expect(variables).toHaveProperty("CARD_KEY_ID");
+      expect(variables).not.toHaveProperty("CARD_FINGERPRINT_KEY_ID");
       expect(variables).not.toHaveProperty("SCHEDULER");
       expect(actionsOf(statementsOf(devTemplate, jobFunctionId()))).toContain("dynamodb:PutItem");
       expect(
-        actionsOf(statementsOf(devTemplate, jobFunctionId())).some((action) => action.startsWith("kms:")),
-      ).toBe(false);
+        actionsOf(statementsOf(devTemplate, jobFunctionId())).filter((action) => action.startsWith("kms:")),
+      ).toEqual(["kms:Decrypt"]);
       expect(resource(devTemplate, idOf(dev.scheduledJobs.deadLetters)).Properties.SqsManagedSseEnabled).toBe(
         true,
       );

@@ -226,6 +226,7 @@ describe("stack size", () => {
           ...topology.streamConsumers.map((consumer) => consumer.handler),
           ...topology.queueWorkers.map((worker) => worker.handler),
           ...Object.values(scheduledJobs).map((job) => job.handler),
+          ...Object.values(topology.recurringJobs).map((job) => job.handler),
         ].sort(),
       );
     });
@@ -266,7 +267,15 @@ describe("stack size", () => {
         "TableName",
         ...(members.some((route) => route.cardVault) ? ["CardFingerprintKeyArn", "CardKeyArn"] : []),
         ...(members.some((route) => route.scheduler)
-          ? ["CAPTUREJOBFUNCTIONARN", "ScheduleDeadLettersArn", "ScheduleGroup", "SchedulerRoleArn"]
+          ? [
+              // Each job function's ARN, passed under its variable's name.
+              ...Object.values(scheduledJobs).map((job) =>
+                job.functionArnVariable.replace(/[^A-Za-z0-9]/g, ""),
+              ),
+              "ScheduleDeadLettersArn",
+              "ScheduleGroup",
+              "SchedulerRoleArn",
+            ]
           : []),
       ];
       for (const routeStack of twice.stack.routeStacks) {

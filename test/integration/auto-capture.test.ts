@@ -1,6 +1,7 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { handler as captureJob } from "../../functions/jobs/capture-invoice.ts";
+import { handler } from "../../functions/jobs/capture-invoice.ts";
+import { lambdaContext } from "../../lib/local/lambda.ts";
 import { createLocalScheduler } from "../../lib/local/scheduler.ts";
 import { clock } from "../../shared/clock.ts";
 import { config } from "../../shared/config.ts";
@@ -19,6 +20,8 @@ const DAY = 24 * HOUR;
 afterEach(() => {
   vi.restoreAllMocks();
 });
+
+const captureJob = (job: unknown) => handler(job, lambdaContext("jobs/capture-invoice", 30_000));
 
 function setNow(at: Date) {
   vi.spyOn(clock, "now").mockImplementation(() => new Date(at));

@@ -1,0 +1,465 @@
+import { nowIn } from "../clock.ts";
+import type { TransactItem } from "../db/transactions.ts";
+import { failedConditions } from "../db/transactions.ts";
+import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
+import type { Caller } from "../http/auth.ts";
+import { ApiError } from "../http/errors.ts";
+import { newInvoice, presentInvoice } from "../invoices/invoice.ts";
+import type { InvoiceInput } from "../invoices/schema.ts";
+import { findInvoice, insertInvoice } from "../invoices/store.ts";
+import { logger } from "../observability/logger.ts";
+import { captureInvoice } from "../payments/capture.ts";
+import { serviceRequest } from "../payments/core.ts";
+import { findTransactionRecord } from "../payments/store.ts";
+import { presentTransaction, type TransactionRecord } from "../payments/transaction.ts";
+import { daysBefore } from "../plans/interval.ts";
+import { findEnvironment } from "../projects/environment.ts";
+import { cancelJob, scheduleJob } from "../scheduling/index.ts";
+import { type SubscriptionJob, subscriptionScheduleName } from "../scheduling/port.ts";
+import {
+  commitSubscriptionChange,
+  findSubscription,
+  subscriptionReplace,
+  type VersionedSubscription,
+} from "./store.ts";
+import {
+  attemptDueAt,
+  CANCELED_FOR_NON_PAYMENT,
+  canceled,
+  chargedTerms,
+  currentAttemptNumber,
+  declined,
+  iterated,
+  outOfRetries,
+  presentSubscription,
+  type Subscription,
+  TRIAL_NOTICE_DAYS,
+  withAttempt,
+} from "./subscription.ts";
+
+/**
+ * Subscriptions bill themselves: each piece of their work is a scheduled job (`kind: subscription`,
+ * one schedule per iteration attempt, named after it), run by EventBridge Scheduler in AWS, the
+ * local scheduler on this machine, or a sandbox clock's advance, and by `POST`/`PUT
+ * /subscriptions` when a charge is due at once.
+ *
+ * An iteration is charged exactly once, whatever happens: every step is conditional on the
+ * subscription still being at the version read, at that iteration and attempt. An attempt has one
+ * invoice (created with the attempt's record in one transaction); its payment goes through the
+ * payment path, which makes one transaction per invoice and never moves money twice; the iteration
+ * is recorded paid (with its events and the next iteration's schedule) on the subscription's
+ * version. A job fired twice, two at once, or a run that crashed anywhere in between all find the
+ * same attempt and its invoice, and at most one of them records it.
+ */
+const ATTEMPTS = 4;
+
+export type SubscriptionJobOutcome = "charged" | "declined" | "canceled" | "notice-sent" | "nothing-to-do";
+
+export interface Context {
+  caller: Caller;
+  now: Date;
+}
+
+export async function subscriptionContext(scope: string): Promise<Context | undefined> {
+  const environment = await findEnvironment(scope);
+  if (!environment) return undefined;
+  const caller: Caller = { projectId: scope, sandbox: environment.sandbox, environment };
+  return { caller, now: nowIn(environment) };
+}
+
+/**
+ * Runs one job of a subscription. `immediate`: a charge runs now even before its time (a new
+ * source given during dunning retries at once).
+ */
+export async function runSubscriptionJob(
+  job: SubscriptionJob,
+  options: { immediate?: boolean } = {},
+): Promise<SubscriptionJobOutcome> {
+  const context = await subscriptionContext(job.scope);
+  if (!context) return "nothing-to-do";
+  if (job.action === "charge") return charge(context, job, options.immediate === true);
+  if (job.action === "trial-notice") return trialNotice(context, job.subscriptionId);
+  return cancelAsScheduled(context, job.subscriptionId, job.at);
+}
+
+function subscriptionEvents(
+  subscription: Subscription,
+  now: Date,
+  names: EventName[],
+  payment?: {
+    invoice: ReturnType<typeof presentInvoice>;
+    transaction: ReturnType<typeof presentTransaction> | null;
+  },
+): PendingEvent[] {
+  const data = { subscription: presentSubscription(subscription, now), ...(payment ?? {}) };
+  return names.map((name) => ({ name, data }));
+}
+
+/** The write of a change of the subscription with its events, for one DynamoDB transaction. */
+function changeWrites(
+  current: VersionedSubscription,
+  next: Subscription,
+  events: PendingEvent[],
+  now: Date,
+): TransactItem[] {
+  return [subscriptionReplace(current, next), ...eventWrites(next.project_id, events, now)];
+}
+
+// ─── Charging an iteration ──────────────────────────────────────────────────────────────────────
+
+async function charge(
+  context: Context,
+  job: Extract<SubscriptionJob, { action: "charge" }>,
+  immediate: boolean,
+): Promise<SubscriptionJobOutcome> {
+  const { caller, now } = context;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await findSubscription(caller.projectId, job.subscriptionId);
+    if (!current) return "nothing-to-do";
+    const subscription = current.subscription;
+    // Done already (paid, retried, canceled): a job fired again, or a schedule left behind.
+    if (
+      subscription.canceled ||
+      subscription.iteration !== job.iteration ||
+      currentAttemptNumber(subscription) !== job.attempt
+    ) {
+      return "nothing-to-do";
+    }
+    const due = attemptDueAt(subscription, job.attempt);
+    if (due === null) return "nothing-to-do";
+    // The cancellation asked for comes first: a subscription ending at this date is not charged.
+    if (subscription.cancel_at !== null && Date.parse(subscription.cancel_at) <= due.getTime()) {
+      if ((await cancel(context, current, subscription.cancellation_reason)) === "canceled")
+        return "canceled";
+      continue;
+    }
+    if (!immediate && now.getTime() < due.getTime()) {
+      // A schedule that fired early (another container's clock): the scheduler runs it again.
+      throw new Error(
+        `Subscription ${subscription.id} iteration ${job.iteration} is due at ${due.toISOString()}`,
+      );
+    }
+    const invoiceId = await attemptInvoice(context, current);
+    if (invoiceId === undefined) continue;
+    const payment = await pay(caller, subscription, invoiceId);
+    const committed =
+      payment.status === "paid"
+        ? await recordPaid(context, current, payment)
+        : await recordDeclined(context, current, payment);
+    if (committed === "committed") return payment.status === "paid" ? "charged" : "declined";
+  }
+  throw new Error(`Subscription ${job.subscriptionId} kept changing while charging it`);
+}
+
+/** The invoice of the current attempt: made once, with the attempt's record; undefined: re-read. */
+async function attemptInvoice(context: Context, current: VersionedSubscription): Promise<string | undefined> {
+  const subscription = current.subscription;
+  const made = subscription.attempt;
+  if (made?.iteration === subscription.iteration && made.number === currentAttemptNumber(subscription)) {
+    return made.invoice_id;
+  }
+  const terms = chargedTerms(subscription);
+  const input = {
+    name: terms.name,
+    amount: terms.amount,
+    currency: terms.currency,
+    customer_id: subscription.customer_id,
+    merchant_initiator_type: "recurring",
+    metadata: {
+      subscription_iteration: String(subscription.iteration),
+      subscription_attempt: String(currentAttemptNumber(subscription)),
+    },
+  } satisfies Partial<InvoiceInput>;
+  const invoice = {
+    ...newInvoice(context.caller, input as InvoiceInput, context.now),
+    subscription_id: subscription.id,
+  };
+  try {
+    const outcome = await insertInvoice(invoice, { customerId: subscription.customer_id }, [
+      subscriptionReplace(current, withAttempt(subscription, invoice.id, context.now)),
+    ]);
+    if (outcome === "created") return invoice.id;
+  } catch (error) {
+    // Another run made this attempt's invoice (or changed the subscription) first: read again.
+    if (failedConditions(error)?.length) return undefined;
+    throw error;
+  }
+  // The customer is gone: nothing can be charged any more.
+  await cancel(context, current, "customer-deleted");
+  return undefined;
+}
+
+type Payment =
+  | { status: "paid"; invoiceId: string; transaction: TransactionRecord }
+  | {
+      status: "declined";
+      invoiceId: string;
+      transaction: TransactionRecord | null;
+      code: string;
+      message: string;
+      doNotRetry: boolean;
+    };
+
+/**
+ * Pays the attempt's invoice with the subscription's token, as a merchant-initiated payment through
+ * the payment path (one transaction per invoice: a repeat finds the payment as it stands). A
+ * payment in flight or a gateway that could not answer throws: the job runs again later.
+ */
+async function pay(caller: Caller, subscription: Subscription, invoiceId: string): Promise<Payment> {
+  const transactionOf = async () => {
+    const invoice = await findInvoice(caller.projectId, invoiceId);
+    const id = invoice?.invoice.transaction_id;
+    return id ? (await findTransactionRecord(caller.projectId, id))?.record : undefined;
+  };
+  const before = await transactionOf();
+  if (before && (before.status === "completed" || before.status === "refunded")) {
+    return { status: "paid", invoiceId, transaction: before };
+  }
+  if (before?.status !== "failed") {
+    try {
+      await captureInvoice(serviceRequest(caller), invoiceId, { source: subscription.token_id });
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      const after = await transactionOf();
+      if (after?.status === "failed") return declinedPayment(invoiceId, after);
+      return {
+        status: "declined",
+        invoiceId,
+        transaction: after ?? null,
+        code: error.errorType,
+        message: error.message,
+        doNotRetry: false,
+      };
+    }
+  }
+  const after = await transactionOf();
+  if (!after) throw new Error(`Invoice ${invoiceId} of subscription ${subscription.id} has no transaction`);
+  if (after.status === "failed") return declinedPayment(invoiceId, after);
+  if (after.status !== "completed") throw new Error(`The payment of invoice ${invoiceId} is ${after.status}`);
+  return { status: "paid", invoiceId, transaction: after };
+}
+
+function declinedPayment(invoiceId: string, transaction: TransactionRecord): Payment {
+  return {
+    status: "declined",
+    invoiceId,
+    transaction,
+    code: transaction.error_code ?? "card.declined",
+    message: transaction.error_message ?? "The payment was declined.",
+    doNotRetry: transaction.retry_advice === "do-not-retry",
+  };
+}
+
+/**
+ * What the payment path answers for a payment that cannot succeed with this source: a decline, or
+ * a token or card no longer usable. Not a refusal: a payment in flight, a gateway fault (5xx).
+ */
+function isRefusal(error: unknown): error is ApiError {
+  if (!(error instanceof ApiError) || error.status >= 500) return false;
+  if (error.status === 409) return false;
+  return true;
+}
+
+async function paymentData(caller: Caller, payment: Payment) {
+  const invoice = await findInvoice(caller.projectId, payment.invoiceId);
+  if (!invoice) throw new Error(`Invoice ${payment.invoiceId} is missing`);
+  return {
+    invoice: presentInvoice(invoice.invoice),
+    transaction: payment.transaction ? presentTransaction(payment.transaction) : null,
+  };
+}
+
+/** The iteration is paid: the next one is scheduled, then the subscription moves to it. */
+async function recordPaid(
+  context: Context,
+  current: VersionedSubscription,
+  payment: Extract<Payment, { status: "paid" }>,
+): Promise<"committed" | "changed"> {
+  const { caller, now } = context;
+  const subscription = current.subscription;
+  const next = iterated(subscription, now);
+  const names: EventName[] = [];
+  if (subscription.iteration === 1 && subscription.trial_end_at !== null)
+    names.push("subscription.trial.ended");
+  if (!subscription.activated) names.push("subscription.started");
+  names.push("subscription.iterated");
+  // Scheduled before the iteration is recorded (idempotent by its name), so that no crash can leave
+  // a paid iteration without the next one; a schedule made by a run that then lost finds its
+  // iteration not yet due, or done, and does nothing.
+  await scheduleNextCharge(caller, next);
+  return commitSubscriptionChange(
+    changeWrites(
+      current,
+      next,
+      subscriptionEvents(next, now, names, await paymentData(caller, payment)),
+      now,
+    ),
+  );
+}
+
+async function recordDeclined(
+  context: Context,
+  current: VersionedSubscription,
+  payment: Extract<Payment, { status: "declined" }>,
+): Promise<"committed" | "changed"> {
+  const { caller, now } = context;
+  const subscription = current.subscription;
+  const failed = declined(subscription, { code: payment.code, message: payment.message }, now);
+  const data = await paymentData(caller, payment);
+  if (outOfRetries(subscription, payment.doNotRetry)) {
+    const ended = canceled(failed, CANCELED_FOR_NON_PAYMENT, now);
+    return commitSubscriptionChange(
+      changeWrites(
+        current,
+        ended,
+        subscriptionEvents(ended, now, ["subscription.payment_failed", "subscription.canceled"], data),
+        now,
+      ),
+    );
+  }
+  await scheduleNextCharge(caller, failed);
+  return commitSubscriptionChange(
+    changeWrites(
+      current,
+      failed,
+      subscriptionEvents(failed, now, ["subscription.payment_failed"], data),
+      now,
+    ),
+  );
+}
+
+/** The job of the subscription's next charge (its next iteration, or the retry of this one). */
+export function nextChargeJob(subscription: Subscription): Extract<SubscriptionJob, { action: "charge" }> {
+  return {
+    kind: "subscription",
+    scope: subscription.project_id,
+    subscriptionId: subscription.id,
+    action: "charge",
+    iteration: subscription.iteration,
+    attempt: currentAttemptNumber(subscription),
+  };
+}
+
+/** Schedules the subscription's next charge at its due time (none once it ends before it). */
+export async function scheduleNextCharge(caller: Caller, subscription: Subscription): Promise<void> {
+  const job = nextChargeJob(subscription);
+  const due = attemptDueAt(subscription, job.attempt);
+  if (due === null || subscription.canceled) return;
+  if (subscription.cancel_at !== null && Date.parse(subscription.cancel_at) <= due.getTime()) return;
+  await scheduleJob({ name: subscriptionScheduleName(job), at: due, job }, caller.environment);
+}
+
+/** Schedules the trial's notice (3 days before it ends), when there is time for one. */
+export async function scheduleTrialNotice(caller: Caller, subscription: Subscription): Promise<void> {
+  if (subscription.trial_end_at === null) return;
+  const at = daysBefore(new Date(subscription.trial_end_at), TRIAL_NOTICE_DAYS);
+  if (at.getTime() <= nowIn(caller.environment).getTime()) return;
+  const job: SubscriptionJob = {
+    kind: "subscription",
+    scope: subscription.project_id,
+    subscriptionId: subscription.id,
+    action: "trial-notice",
+  };
+  await scheduleJob({ name: subscriptionScheduleName(job), at, job }, caller.environment);
+}
+
+/** Schedules a cancellation asked for at a date. */
+export async function scheduleCancellation(caller: Caller, subscription: Subscription): Promise<void> {
+  if (subscription.cancel_at === null) return;
+  const job: SubscriptionJob = {
+    kind: "subscription",
+    scope: subscription.project_id,
+    subscriptionId: subscription.id,
+    action: "cancel",
+    at: subscription.cancel_at,
+  };
+  await scheduleJob(
+    { name: subscriptionScheduleName(job), at: new Date(subscription.cancel_at), job },
+    caller.environment,
+  );
+}
+
+// ─── Trial notice and cancellation ──────────────────────────────────────────────────────────────
+
+async function trialNotice(context: Context, subscriptionId: string): Promise<SubscriptionJobOutcome> {
+  const { caller, now } = context;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await findSubscription(caller.projectId, subscriptionId);
+    const subscription = current?.subscription;
+    if (!current || !subscription || subscription.canceled || subscription.trial_notice_sent)
+      return "nothing-to-do";
+    // Once the trial's first charge ran, the notice has nothing left to announce.
+    if (subscription.trial_end_at === null || subscription.iteration > 1 || subscription.dunning !== null) {
+      return "nothing-to-do";
+    }
+    const next = { ...subscription, trial_notice_sent: true, updated_at: now.toISOString() };
+    const outcome = await commitSubscriptionChange(
+      changeWrites(current, next, subscriptionEvents(next, now, ["subscription.trial.ending_soon"]), now),
+    );
+    if (outcome === "committed") return "notice-sent";
+  }
+  throw new Error(`Subscription ${subscriptionId} kept changing while sending its trial notice`);
+}
+
+async function cancelAsScheduled(
+  context: Context,
+  subscriptionId: string,
+  at: string,
+): Promise<SubscriptionJobOutcome> {
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await findSubscription(context.caller.projectId, subscriptionId);
+    const subscription = current?.subscription;
+    // Canceled already, or the cancellation was moved or withdrawn since.
+    if (!current || !subscription || subscription.canceled || subscription.cancel_at !== at)
+      return "nothing-to-do";
+    if (Date.parse(at) > context.now.getTime())
+      throw new Error(`Subscription ${subscriptionId} ends at ${at}`);
+    if ((await cancel(context, current, subscription.cancellation_reason)) === "canceled") return "canceled";
+  }
+  throw new Error(`Subscription ${subscriptionId} kept changing while canceling it`);
+}
+
+/**
+ * Drops what a canceled subscription had scheduled. Best effort: a schedule left behind fires a job
+ * that finds the subscription canceled and does nothing.
+ */
+export async function dropScheduledWork(subscription: Subscription): Promise<void> {
+  const base = {
+    kind: "subscription" as const,
+    scope: subscription.project_id,
+    subscriptionId: subscription.id,
+  };
+  const jobs: SubscriptionJob[] = [nextChargeJob(subscription), { ...base, action: "trial-notice" }];
+  if (subscription.cancel_at) jobs.push({ ...base, action: "cancel", at: subscription.cancel_at });
+  for (const job of jobs) {
+    try {
+      await cancelJob(subscriptionScheduleName(job));
+    } catch (error) {
+      logger.warn("Could not drop a canceled subscription's schedule; it will do nothing", {
+        subscription_id: subscription.id,
+        error,
+      });
+    }
+  }
+}
+
+/** Cancels now, with the event; "nothing-to-do" when another change came first (re-read). */
+export async function cancel(
+  context: Context,
+  current: VersionedSubscription,
+  reason: string | null,
+): Promise<SubscriptionJobOutcome> {
+  const next = canceled(current.subscription, reason, context.now);
+  const outcome = await commitSubscriptionChange(
+    changeWrites(
+      current,
+      next,
+      subscriptionEvents(next, context.now, ["subscription.canceled"]),
+      context.now,
+    ),
+  );
+  if (outcome !== "committed") return "nothing-to-do";
+  logger.info("Subscription canceled", { subscription_id: next.id, reason });
+  await dropScheduledWork(current.subscription);
+  return "canceled";
+}

@@ -1,0 +1,386 @@
+import { nowIn } from "../clock.ts";
+import { config } from "../config.ts";
+import { findCustomer } from "../customers/store.ts";
+import { keys } from "../db/keys.ts";
+import { type PageRequest, pageOfList } from "../db/listing.ts";
+import { type TransactItem, transactWrite } from "../db/transactions.ts";
+import { eventWrites } from "../events/event.ts";
+import type { Caller } from "../http/auth.ts";
+import { ApiError, conflict, invalidField, notFound, validationFailed } from "../http/errors.ts";
+import { readFlag } from "../http/flags.ts";
+import type { Input } from "../http/input.ts";
+import { isId, newId } from "../ids.ts";
+import { amountProblemIn } from "../money.ts";
+import { logger } from "../observability/logger.ts";
+import { findTokenItem } from "../payments/store.ts";
+import { intervalsAfter, parseInterval } from "../plans/interval.ts";
+import { livePlan } from "../plans/service.ts";
+import { createToken } from "../tokens/service.ts";
+import { tokenFromItem } from "../tokens/store.ts";
+import { parseInput } from "../validation/parse.ts";
+import {
+  dropScheduledWork,
+  nextChargeJob,
+  runSubscriptionJob,
+  scheduleCancellation,
+  scheduleNextCharge,
+  scheduleTrialNotice,
+} from "./billing.ts";
+import {
+  type CreateSubscriptionFields,
+  cancelSubscriptionInput,
+  createSubscriptionInput,
+  type UpdateSubscriptionFields,
+  updateSubscriptionInput,
+} from "./schema.ts";
+import {
+  commitSubscriptionChange,
+  customerSubscriptions,
+  findSubscription,
+  listSubscriptions,
+  subscriptionInserts,
+  subscriptionReplace,
+  type VersionedSubscription,
+} from "./store.ts";
+import {
+  canceled,
+  chargedTerms,
+  newSubscription,
+  type PresentedSubscription,
+  presentSubscription,
+  type Subscription,
+  type Terms,
+} from "./subscription.ts";
+
+/**
+ * Subscriptions: `POST`, `GET`, `PUT`, `DELETE /subscriptions`, and a customer's list. Billing
+ * itself runs as scheduled jobs (`billing.ts`).
+ */
+
+/** The furthest a trial or a cancellation may be set, ahead of now. */
+const MAX_AHEAD_DAYS = 2 * 366;
+
+const concurrentChange = (id: string) =>
+  conflict(
+    "request.subscription.concurrent-update",
+    `Subscription ${id} is being changed by another request.`,
+  );
+
+function inFuture(field: string, at: string | undefined | null, now: Date): Date | null {
+  if (at === undefined || at === null) return null;
+  const date = new Date(at);
+  if (date.getTime() <= now.getTime()) throw invalidField(field, "must be in the future");
+  if (date.getTime() > now.getTime() + MAX_AHEAD_DAYS * 24 * 3600 * 1000)
+    throw invalidField(field, "must be within 2 years");
+  return date;
+}
+
+/** The terms billed: the plan's (by `plan_id`), each overridden by the same field sent; or all sent. */
+async function termsOf(
+  caller: Caller,
+  fields: Pick<CreateSubscriptionFields, "plan_id" | "name" | "amount" | "currency" | "interval">,
+): Promise<{ terms: Terms; planId: string | null; trialPeriod: string | null }> {
+  const plan = fields.plan_id ? (await livePlan(caller, fields.plan_id)).plan : undefined;
+  const merged = {
+    name: fields.name ?? plan?.name,
+    amount: fields.amount ?? plan?.amount,
+    currency: fields.currency ?? plan?.currency,
+    interval: fields.interval ?? plan?.interval,
+  };
+  const missing = Object.entries(merged)
+    .filter(([, value]) => value === undefined || value === null)
+    .map(([name]) => ({ name, message: "is required without a plan_id" }));
+  if (missing.length > 0) throw validationFailed(`missing-${missing[0]?.name}`, missing);
+  const terms = merged as Terms;
+  const problem = amountProblemIn(terms.amount, terms.currency);
+  if (problem) throw invalidField("amount", problem);
+  if (/^0(\.0+)?$/.test(terms.amount)) throw invalidField("amount", "must be above zero");
+  return { terms, planId: plan?.id ?? null, trialPeriod: plan?.trial_period ?? null };
+}
+
+/** A customer token of the customer that can pay: the check that it still can, with the creation. */
+async function tokenCheck(caller: Caller, customerId: string, tokenId: string): Promise<TransactItem> {
+  const item = isId("token", tokenId)
+    ? await findTokenItem(caller.projectId, customerId, tokenId)
+    : undefined;
+  if (!item) throw notFound("token", tokenId);
+  const token = tokenFromItem(item);
+  if (
+    token.card_id === null ||
+    (token.verification_status !== "success" && token.verification_status !== "not-requested")
+  ) {
+    throw new ApiError(400, "request.token.not-chargeable", `Customer token ${tokenId} cannot be charged.`);
+  }
+  return {
+    ConditionCheck: {
+      TableName: config.tableName,
+      Key: keys.child(caller.projectId, customerId, "token", tokenId),
+      ConditionExpression: "attribute_exists(pk)",
+    },
+  };
+}
+
+/**
+ * `POST /subscriptions`. The subscription is created with its `subscription.created` event and the
+ * request's stored answer in one transaction, after its first jobs are scheduled (a schedule
+ * without a subscription does nothing). A card as source becomes a customer token in that same
+ * transaction. Without a trial, the first iteration is due at once: it is charged right after, by
+ * the same job the scheduler would run (the answer is the subscription as created).
+ */
+export async function createSubscription(
+  caller: Caller,
+  input: unknown,
+  commit: (presented: PresentedSubscription) => TransactItem[],
+): Promise<PresentedSubscription> {
+  const fields = parseInput(createSubscriptionInput, input);
+  if (!isId("customer", fields.customer_id)) throw notFound("customer", fields.customer_id);
+  const now = nowIn(caller.environment);
+  const [customer, { terms, planId, trialPeriod }] = await Promise.all([
+    findCustomer(caller.projectId, fields.customer_id),
+    termsOf(caller, fields),
+  ]);
+  if (!customer) throw notFound("customer", fields.customer_id);
+  if (customer.currency && customer.currency !== terms.currency) {
+    throw invalidField(
+      "currency",
+      `must be ${customer.currency}, the currency customer ${customer.id} pays in`,
+    );
+  }
+  if (!fields.source)
+    throw invalidField("source", "is required: a customer token or a card", "missing-source");
+  const trialEnd =
+    inFuture("trial_end_at", fields.trial_end_at, now) ??
+    (trialPeriod ? intervalsAfter(now, parseInterval(trialPeriod), 1) : null);
+  const cancelAt = inFuture("cancel_at", fields.cancel_at, now);
+
+  const id = newId("subscription");
+  const build = (tokenId: string) => ({
+    ...newSubscription(
+      {
+        projectId: caller.projectId,
+        sandbox: caller.sandbox,
+        customerId: customer.id,
+        planId,
+        tokenId,
+        terms,
+        trialEndAt: trialEnd,
+        cancelAt: cancelAt?.toISOString() ?? null,
+        metadata: fields.metadata ?? {},
+        returnUrl: fields.return_url ?? null,
+        cancelUrl: fields.cancel_url ?? null,
+      },
+      now,
+    ),
+    id,
+  });
+  const writes = (subscription: Subscription) => {
+    const presented = presentSubscription(subscription, now);
+    return [
+      ...subscriptionInserts(subscription),
+      ...eventWrites(
+        caller.projectId,
+        [{ name: "subscription.created", data: { subscription: presented } }],
+        now,
+      ),
+      ...commit(presented),
+    ];
+  };
+
+  // Scheduled first: no crash can leave a subscription without its jobs.
+  const planned = build("tok_pending");
+  await scheduleTrialNotice(caller, planned);
+  await scheduleCancellation(caller, planned);
+  if (trialEnd) await scheduleNextCharge(caller, planned);
+
+  let created: Subscription;
+  if (isId("card", fields.source)) {
+    let made: Subscription | undefined;
+    await createToken(caller, customer.id, { source: fields.source }, (token) => {
+      made = build(token.id);
+      return writes(made);
+    });
+    created = made as Subscription;
+  } else {
+    created = build(fields.source);
+    await transactWrite([...writes(created), await tokenCheck(caller, customer.id, fields.source)]);
+  }
+  if (!trialEnd) await chargeNow(caller, created);
+  return presentSubscription(created, now);
+}
+
+/** Charges the subscription's due iteration now (its scheduled job covers a failure here). */
+async function chargeNow(caller: Caller, subscription: Subscription): Promise<void> {
+  await scheduleNextCharge(caller, subscription);
+  try {
+    await runSubscriptionJob(nextChargeJob(subscription), { immediate: true });
+  } catch (error) {
+    logger.warn("A subscription's charge did not complete; its scheduled job runs it again", {
+      subscription_id: subscription.id,
+      error,
+    });
+  }
+}
+
+async function subscriptionOf(caller: Caller, id: string): Promise<VersionedSubscription> {
+  const found = isId("subscription", id) ? await findSubscription(caller.projectId, id) : undefined;
+  if (!found) throw notFound("subscription", id);
+  return found;
+}
+
+export async function getSubscription(caller: Caller, id: string): Promise<PresentedSubscription> {
+  return presentSubscription((await subscriptionOf(caller, id)).subscription, nowIn(caller.environment));
+}
+
+export async function pageOfSubscriptions(caller: Caller, page: PageRequest) {
+  const result = await listSubscriptions(caller.projectId, page);
+  const now = nowIn(caller.environment);
+  return { ...result, items: result.items.map((item) => presentSubscription(item, now)) };
+}
+
+/** `GET /customers/{id}/subscriptions`: the customer's few subscriptions, paged. */
+export async function pageOfCustomerSubscriptions(caller: Caller, customerId: string, page: PageRequest) {
+  const customer = isId("customer", customerId)
+    ? await findCustomer(caller.projectId, customerId)
+    : undefined;
+  if (!customer) throw notFound("customer", customerId);
+  const result = pageOfList(await customerSubscriptions(caller.projectId, customerId), page);
+  const now = nowIn(caller.environment);
+  return { ...result, items: result.items.map((item) => presentSubscription(item, now)) };
+}
+
+/**
+ * `PUT /subscriptions/{id}`: a new source (a card becomes a customer token), plan or terms (from the
+ * next iteration on), metadata, URLs, or a cancellation date. A new source given while an iteration
+ * is past due retries it at once.
+ */
+export async function changeSubscription(
+  caller: Caller,
+  id: string,
+  input: unknown,
+): Promise<PresentedSubscription> {
+  const fields: UpdateSubscriptionFields = parseInput(updateSubscriptionInput, input);
+  const now = nowIn(caller.environment);
+  const current = await subscriptionOf(caller, id);
+  const before = current.subscription;
+  if (before.canceled) throw conflict("request.subscription.canceled", `Subscription ${id} is canceled.`);
+  const changesTerms = [fields.plan_id, fields.name, fields.amount, fields.currency, fields.interval].some(
+    (value) => value !== undefined,
+  );
+  const nextTerms = changesTerms
+    ? (
+        await termsOf(caller, {
+          plan_id: fields.plan_id,
+          ...(fields.plan_id ? {} : chargedTerms(before)),
+          ...definedTerms(fields),
+        })
+      ).terms
+    : null;
+  if (nextTerms && nextTerms.currency !== before.currency) {
+    throw invalidField(
+      "currency",
+      "cannot change: cancel and create another subscription in another currency",
+    );
+  }
+  const cancelAt =
+    fields.cancel_at === undefined
+      ? before.cancel_at
+      : (inFuture("cancel_at", fields.cancel_at, now)?.toISOString() ?? null);
+
+  const change = (tokenId: string): Subscription => ({
+    ...before,
+    token_id: tokenId,
+    next_terms: nextTerms ?? before.next_terms,
+    plan_id: fields.plan_id ?? before.plan_id,
+    cancel_at: cancelAt,
+    metadata: fields.metadata ?? before.metadata,
+    return_url: fields.return_url !== undefined ? fields.return_url : before.return_url,
+    cancel_url: fields.cancel_url !== undefined ? fields.cancel_url : before.cancel_url,
+    updated_at: now.toISOString(),
+  });
+  const writes = (next: Subscription) => [
+    subscriptionReplace(current, next),
+    ...eventWrites(
+      caller.projectId,
+      [{ name: "subscription.updated", data: { subscription: presentSubscription(next, now) } }],
+      now,
+    ),
+  ];
+
+  let changed: Subscription;
+  const source = fields.source;
+  if (source !== undefined && isId("card", source)) {
+    let made: Subscription | undefined;
+    await createToken(caller, before.customer_id, { source }, (token) => {
+      made = change(token.id);
+      return writes(made);
+    });
+    changed = made as Subscription;
+  } else {
+    changed = change(source ?? before.token_id);
+    const checks = source !== undefined ? [await tokenCheck(caller, before.customer_id, source)] : [];
+    if ((await commitSubscriptionChange([...writes(changed), ...checks])) === "changed")
+      throw concurrentChange(id);
+  }
+  if (changed.cancel_at !== before.cancel_at) await scheduleCancellation(caller, changed);
+  // A new way to pay during dunning: the past-due iteration is tried again now.
+  if (source !== undefined && changed.dunning !== null) await chargeNow(caller, changed);
+  return getSubscription(caller, id);
+}
+
+function definedTerms(fields: UpdateSubscriptionFields): Partial<Terms> {
+  return Object.fromEntries(
+    (["name", "amount", "currency", "interval"] as const).flatMap((name) =>
+      fields[name] !== undefined && fields[name] !== null ? [[name, fields[name]]] : [],
+    ),
+  );
+}
+
+/**
+ * `DELETE /subscriptions/{id}`: cancels now, or at the end of the period paid for
+ * (`cancel_at_end=true`), or at `cancel_at`; `cancellation_reason` is kept with it.
+ */
+export async function cancelSubscription(
+  caller: Caller,
+  id: string,
+  input: { query: Input; body: Input },
+): Promise<PresentedSubscription> {
+  const fields = parseInput(cancelSubscriptionInput, { ...input.query, ...input.body });
+  const atEnd = readFlag(input, "cancel_at_end");
+  const now = nowIn(caller.environment);
+  const current = await subscriptionOf(caller, id);
+  const before = current.subscription;
+  if (before.canceled)
+    throw conflict("request.subscription.canceled", `Subscription ${id} is canceled already.`);
+  const reason = fields.cancellation_reason ?? null;
+  const at = atEnd
+    ? before.trial_end_at && Date.parse(before.trial_end_at) > now.getTime()
+      ? before.trial_end_at
+      : before.iterate_at
+    : (inFuture("cancel_at", fields.cancel_at, now)?.toISOString() ?? null);
+  if (at === null) {
+    const next = canceled(before, reason, now);
+    const outcome = await commitSubscriptionChange([
+      subscriptionReplace(current, next),
+      ...eventWrites(
+        caller.projectId,
+        [{ name: "subscription.canceled", data: { subscription: presentSubscription(next, now) } }],
+        now,
+      ),
+    ]);
+    if (outcome === "changed") throw concurrentChange(id);
+    await dropScheduledWork(before);
+    return presentSubscription(next, now);
+  }
+  const next = { ...before, cancel_at: at, cancellation_reason: reason, updated_at: now.toISOString() };
+  await scheduleCancellation(caller, next);
+  const outcome = await commitSubscriptionChange([
+    subscriptionReplace(current, next),
+    ...eventWrites(
+      caller.projectId,
+      [{ name: "subscription.updated", data: { subscription: presentSubscription(next, now) } }],
+      now,
+    ),
+  ]);
+  if (outcome === "changed") throw concurrentChange(id);
+  return presentSubscription(next, now);
+}
