@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
 import { type AuthMode, authenticate, type Caller } from "./auth.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, notFound } from "./errors.ts";
 import {
   acquire,
   complete,
@@ -13,6 +13,7 @@ import {
   release,
 } from "./idempotency.ts";
 import { type Input, parseBody, parseQuery } from "./input.ts";
+import { malformedPathParameter } from "./path-parameters.ts";
 import { type Answer, errorBody, errorResult, JSON_HEADERS, type Reply, toResult } from "./reply.ts";
 
 /** Everything a handler needs about its request, already parsed and authenticated. */
@@ -46,7 +47,14 @@ interface ApiOptions {
   /** Default `private-key`; `none` for the routes that need no project (the 404 fallback). */
   auth?: AuthMode | "none";
   idempotencyParameters?: IdempotencyParameters;
+  notFound?: NotFoundAnswer;
 }
+
+/**
+ * What a route answering HTML (the 3DS page) answers for a malformed path parameter: its own 404
+ * page. JSON routes answer `resource.<name>.not-found`.
+ */
+export type NotFoundAnswer = () => Answer;
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -68,11 +76,15 @@ export function api(
   options?: { auth?: AuthMode; idempotencyParameters?: IdempotencyParameters },
 ): Handler;
 /** Routes without credentials (the 404 fallback, the 3DS challenge page) may also answer HTML. */
-export function api(handle: (request: PublicRequest) => Promise<Answer>, options: { auth: "none" }): Handler;
+export function api(
+  handle: (request: PublicRequest) => Promise<Answer>,
+  options: { auth: "none"; notFound?: NotFoundAnswer },
+): Handler;
 export function api(handle: (request: ApiRequest) => Promise<Answer>, options: ApiOptions = {}): Handler {
   const authMode = options.auth ?? "private-key";
   return middy<Event, Result, Error, ApiContext>()
     .use(errorAnswers())
+    .use(pathParameters(options.notFound))
     .use(parsing())
     .use(authentication(authMode))
     .use(idempotency(options.idempotencyParameters))
@@ -117,6 +129,18 @@ function logRequest(event: Event, context: ApiContext, status: number) {
     status,
     duration_ms: context.api ? Date.now() - context.api.startedAt : undefined,
   });
+}
+
+/** Every path parameter has its declared shape (`path-parameters.ts`) before anything reads it. */
+function pathParameters(answer?: NotFoundAnswer): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: ({ event, context }) => {
+      const malformed = malformedPathParameter(event.pathParameters ?? {});
+      if (!malformed) return;
+      if (answer) return toResult(answer(), context.api.requestId);
+      throw notFound(malformed.resource);
+    },
+  };
 }
 
 function parsing(): MiddlewareObj<Event, Result, Error, ApiContext> {
