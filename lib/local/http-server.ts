@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { INPUT_LIMITS } from "../../shared/http/input.ts";
 import { fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
 import { HandlerTimeout, handlerLoader, invoke, LOCAL_ACCOUNT_ID, lambdaContext } from "./lambda.ts";
 import { repoRoot } from "./paths.ts";
@@ -13,8 +14,11 @@ import { repoRoot } from "./paths.ts";
  * CDK stack's.
  */
 
-/** Request bodies above this get a 413 (API Gateway allows 10 MB; this API's payloads are small). */
-export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+/**
+ * Request bodies above this get a 413: API Gateway allows 10 MB, but the API's handlers refuse
+ * bodies past their own limit, so reading more would only end in the same answer.
+ */
+export const MAX_REQUEST_BODY_BYTES = INPUT_LIMITS.bodyBytes;
 /** A handler that has not answered by then gets a 504 (API Gateway's integration limit is 30 s). */
 export const HANDLER_TIMEOUT_MS = 29_000;
 const LOCAL_API_ID = "local";

@@ -62,14 +62,17 @@ type Result = APIGatewayProxyStructuredResultV2;
 interface State {
   requestId: string;
   startedAt: number;
+  caller?: Caller;
   request?: PublicRequest & { caller?: Caller };
   idempotency?: IdempotencyHandle;
 }
 type ApiContext = Context & { api: State };
 
 /**
- * Wraps a handler in the HTTP core every endpoint shares: request logging, error answers,
- * body and query parsing (JSON or form), authentication and `Idempotency-Key`.
+ * Wraps a handler in the HTTP core every endpoint shares, in this order: request logging and error
+ * answers; authentication (from the Authorization header alone); path parameters checked for shape;
+ * body and query parsing (JSON or form, within `INPUT_LIMITS`); `Idempotency-Key`. Nothing the
+ * caller sent is parsed before the caller is known, so an unauthenticated request costs no parsing.
  */
 export function api(
   handle: (request: ApiRequest) => Promise<Reply>,
@@ -84,9 +87,9 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
   const authMode = options.auth ?? "private-key";
   return middy<Event, Result, Error, ApiContext>()
     .use(errorAnswers())
+    .use(authentication(authMode))
     .use(pathParameters(options.notFound))
     .use(parsing())
-    .use(authentication(authMode))
     .use(idempotency(options.idempotencyParameters))
     .handler(async (_event, context) => {
       const state = context.api;
@@ -148,6 +151,7 @@ function parsing(): MiddlewareObj<Event, Result, Error, ApiContext> {
     before: ({ event, context }) => {
       const state = context.api;
       state.request = {
+        ...(state.caller ? { caller: state.caller } : {}),
         requestId: state.requestId,
         method: event.requestContext.http.method,
         rawPath: event.rawPath,
@@ -170,7 +174,7 @@ function authentication(mode: AuthMode | "none"): MiddlewareObj<Event, Result, E
     before: async ({ event, context }) => {
       if (mode === "none") return;
       const caller = await authenticate(event.headers?.authorization, mode);
-      (context.api.request as ApiRequest).caller = caller;
+      context.api.caller = caller;
       logger.appendKeys({ project_id: caller.projectId });
     },
   };
