@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
-import { type AuthMode, authenticate, type Caller } from "./auth.ts";
+import { type AuthenticatedCaller, type AuthMode, authenticate } from "./auth.ts";
 import { ApiError, notFound } from "./errors.ts";
 import {
   acquire,
@@ -25,7 +25,7 @@ export interface ApiRequest {
   path: Record<string, string>;
   query: Input;
   body: Input;
-  caller: Caller;
+  caller: AuthenticatedCaller;
   /** The request's `Idempotency-Key` (POST only), so that its retry can be recognised as such. */
   idempotencyKey?: string;
   /**
@@ -62,8 +62,8 @@ type Result = APIGatewayProxyStructuredResultV2;
 interface State {
   requestId: string;
   startedAt: number;
-  caller?: Caller;
-  request?: PublicRequest & { caller?: Caller };
+  caller?: AuthenticatedCaller;
+  request?: PublicRequest & { caller?: AuthenticatedCaller };
   idempotency?: IdempotencyHandle;
 }
 type ApiContext = Context & { api: State };
@@ -192,7 +192,13 @@ function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, R
         ? await parameters(request)
         : { query: request.query, body: request.body };
       const print = fingerprint(request.method, event.rawPath, identifying);
-      const acquired = await acquire(request.caller.projectId, key, print, state.requestId);
+      const acquired = await acquire(
+        request.caller.projectId,
+        request.caller.credential,
+        key,
+        print,
+        state.requestId,
+      );
       request.idempotencyKey = key;
       if ("replay" in acquired) {
         return {
