@@ -98,13 +98,25 @@ function parseJson(text: string): Input {
   checkJsonBounds(text);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseWithNumbersAsText(text, numberAsSourceText);
   } catch {
     throw malformed("The request body is not valid JSON.");
   }
   if (!isPlainObject(parsed)) throw malformed("The request body must be a JSON object.");
   return cleaned(parsed, "request body");
 }
+
+/**
+ * A JSON number is read as the text it was sent as (`1.10` stays "1.10", `1e2` stays "1e2"): amounts
+ * keep their decimals, and a JSON body reads exactly like a form body, which carries strings only
+ * (every schema reads numbers, integers and amounts alike, from text). The reviver's `context`
+ * (Node 22) is not in TypeScript's `lib` yet. It recurses as deep as the input nests: the nesting is
+ * bounded before it runs.
+ */
+type Reviver = (this: unknown, key: string, value: unknown, context: { source?: string }) => unknown;
+const parseWithNumbersAsText = JSON.parse as (text: string, reviver: Reviver) => unknown;
+const numberAsSourceText: Reviver = (_key, value, context) =>
+  typeof value === "number" ? context.source : value;
 
 /**
  * Refuses JSON text that nests too deep or holds too many fields before it is parsed, in one pass

@@ -126,8 +126,7 @@ const statementDescriptor = z.preprocess(
 
 /** A percentage from 0 to 100 as a decimal string ("20", "5.5"); kept as sent. */
 const percentage = z.preprocess(
-  (value) =>
-    value === "" ? null : typeof value === "number" && Number.isFinite(value) ? String(value) : value,
+  blankIsNull,
   z
     .string("must be a percentage from 0 to 100")
     .refine((value) => amountProblem(value) === undefined && compareAmounts(value, "100") <= 0, {
