@@ -17,6 +17,7 @@ import {
   text,
   timestamp,
 } from "../validation/fields.ts";
+import { webhookUrl } from "../webhooks/url-policy.ts";
 
 /**
  * The input rules of an invoice (spec: Invoice, InvoiceDetail, InvoiceRisk, InvoiceDevice,
@@ -262,7 +263,7 @@ const invoiceFields = {
   merchant_initiator_type: choice(MERCHANT_INITIATOR_TYPES),
   return_url: httpUrl,
   cancel_url: httpUrl,
-  webhook_url: httpUrl,
+  webhook_url: webhookUrl,
   metadata: invoiceMetadata,
   sca_exemption_reason: choice(SCA_EXEMPTION_REASONS),
   challenge_indicator: choice(CHALLENGE_INDICATORS),
