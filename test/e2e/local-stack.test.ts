@@ -1,13 +1,14 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { request, type Server } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   close,
   createLocalApi,
@@ -389,5 +390,70 @@ describe("the local API Gateway (createLocalApi)", () => {
   it("still answers after refusing malformed requests", async () => {
     await exchange("GARBAGE\r\n\r\n");
     expect((await fetch(`${base}/things/special`)).status).toBe(200);
+  });
+});
+
+/**
+ * `npm start` as the child of a process that never reaps its children (a container's PID 1 that reaps
+ * nothing, a supervisor): once killed, the stack stays a zombie, which `kill(pid, 0)` still reaches.
+ * Resolves with the stack's pid once it listens.
+ */
+async function startUnreapedStack(dataDir: string): Promise<{ pid: number; release(): void }> {
+  const parent = spawn(
+    "sh",
+    ["-c", '"$0" --import tsx lib/local/start.ts & exec sleep 300', process.execPath],
+    {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        PORT: "0",
+        DATA_DIR: dataDir,
+        DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
+        TABLE_NAME: inject("tableName"),
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const release = () => parent.kill("SIGKILL");
+  try {
+    await new Promise<void>((done, fail) => {
+      let output = "";
+      parent.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString("utf8");
+        if (/^listening on /m.test(output)) done();
+      });
+      parent.once("exit", () => fail(new Error(`The stack did not start:\n${output}`)));
+    });
+    const { pid } = JSON.parse(await readFile(join(dataDir, "local-stack.json"), "utf8")) as { pid: number };
+    return { pid, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+describe.runIf(process.platform === "linux")("a restart right after kill -9", () => {
+  let restarted: RunningStack | undefined;
+  let unreaped: { pid: number; release(): void } | undefined;
+  let killedDataDir: string | undefined;
+
+  afterAll(async () => {
+    await restarted?.stop();
+    unreaped?.release();
+    if (killedDataDir) await rm(killedDataDir, { recursive: true, force: true });
+  });
+
+  it("starts on the same DATA_DIR: the killed stack, a zombie still, is not taken for a running one", async () => {
+    killedDataDir = await mkdtemp(join(tmpdir(), "local-stack-kill-"));
+    unreaped = await startUnreapedStack(killedDataDir);
+    process.kill(unreaped.pid, "SIGKILL");
+    await sleep(100);
+    const state = (await readFile(`/proc/${unreaped.pid}/stat`, "utf8")).split(") ")[1]?.[0];
+    expect(state).toBe("Z");
+
+    restarted = await startStack({ dataDir: killedDataDir });
+    const running = JSON.parse(await readFile(join(killedDataDir, "local-stack.json"), "utf8"));
+    expect(running.pid).not.toBe(unreaped.pid);
+    expect((await api(restarted.url, restarted.credentials.sandbox).get("/customers")).status).toBe(200);
   });
 });
