@@ -179,10 +179,12 @@ function countParameters(text: string): number {
 /**
  * A copy of parsed input as handlers read it, within the limits (counted on the parsed value
  * itself, so both encodings are held to the same numbers). Client libraries send `null` for every
- * unset field: it means "not given" and is left out of objects (a list keeps its positions). A
- * `__proto__` key (which `JSON.parse` keeps as an own key) is dropped: assigning it would set the
- * copy's prototype and let its fields pass for the request's own. The recursion stops at the depth
- * limit, so it cannot exhaust the stack.
+ * unset field: it means "not given" and is left out of objects (a list keeps its positions). A key
+ * every object has (`__proto__`, `constructor`, `toString`, …) is dropped from JSON as `qs` drops it
+ * from forms: `__proto__` (which `JSON.parse` keeps as an own key) would set the copy's prototype
+ * and let its fields pass for the request's own, and an own `constructor` in a stored map (metadata)
+ * makes the DynamoDB marshaller take it for a class instance and fail the write. The recursion stops
+ * at the depth limit, so it cannot exhaust the stack.
  */
 function cleaned(input: Input, source: Source): Input {
   let fields = 0;
@@ -200,7 +202,7 @@ function cleaned(input: Input, source: Source): Input {
     const out: Input = {};
     for (const [key, item] of Object.entries(value)) {
       count(1);
-      if (item === null || item === undefined || key === "__proto__") continue;
+      if (item === null || item === undefined || Object.hasOwn(Object.prototype, key)) continue;
       out[key] = copy(item, depth + 1);
     }
     return out;

@@ -39,6 +39,23 @@ describe("request bodies", () => {
     expect(body.name).toBeUndefined();
   });
 
+  it("drops the keys every object has (constructor, toString, …) from JSON as qs drops them from forms", () => {
+    const json = parseBody(
+      event(
+        '{"metadata": {"constructor": "x", "toString": "y", "ok": "1"}, "hasOwnProperty": "z"}',
+        "application/json",
+      ),
+    );
+    const form = parseBody(
+      event(
+        "metadata[constructor]=x&metadata[toString]=y&metadata[ok]=1&hasOwnProperty=z",
+        "application/x-www-form-urlencoded",
+      ),
+    );
+    expect(json).toEqual({ metadata: { ok: "1" } });
+    expect(form).toEqual(json);
+  });
+
   it("reads JSON bodies and treats null as absent, also when nested", () => {
     const body = parseBody(
       event(
