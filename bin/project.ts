@@ -2,8 +2,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
   LOCAL_STACK_FILE,
-  processIsAlive,
   readLocalStackFile,
+  stackIsRunning,
   useLocalTable,
 } from "../lib/local/stack-file.ts";
 
@@ -53,7 +53,7 @@ async function targetLocalStack() {
   const dataDir = resolve(process.env.DATA_DIR || ".data");
   const file = join(dataDir, LOCAL_STACK_FILE);
   const running = await readLocalStackFile(file);
-  if (!running || !processIsAlive(running.pid)) {
+  if (!running || !stackIsRunning(running)) {
     throw new Error(
       `The local stack is not running (no live ${file}). Start it with \`npm start\` ` +
         "(same DATA_DIR), or set TABLE_NAME to target a deployed stage's table.",

@@ -27,7 +27,7 @@ export type IdKind = keyof typeof ID_PREFIXES;
 export const SANDBOX_PROJECT_PREFIX = "test-";
 
 const ulid = monotonicFactory();
-const ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}";
+export const ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}";
 
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}${ulid()}`;
@@ -41,6 +41,19 @@ export function isId(kind: IdKind, value: string): boolean {
   return patterns[kind].test(value);
 }
 
+/** The anchored pattern of an id of `kind`: what `isId` checks. */
+export function idPattern(kind: IdKind): RegExp {
+  return patterns[kind];
+}
+
+/**
+ * The id of one environment of a project: `proj_…` (live) or `test-proj_…` (sandbox). The root
+ * project id and the sandbox one share their ULID.
+ */
+export const ENVIRONMENT_PROJECT_ID_PATTERN = new RegExp(
+  `^(${SANDBOX_PROJECT_PREFIX})?${ID_PREFIXES.project}${ULID_PATTERN}$`,
+);
+
 /** The environment project id (`proj_…` or `test-proj_…`) both ids of one project share a ULID with. */
 export function environmentProjectId(rootProjectId: string, sandbox: boolean): string {
   return sandbox ? `${SANDBOX_PROJECT_PREFIX}${rootProjectId}` : rootProjectId;
@@ -52,8 +65,12 @@ export function isSandboxProjectId(environmentProjectId: string): boolean {
 }
 
 export function isEnvironmentProjectId(value: string): boolean {
-  return isId(
-    "project",
-    value.startsWith(SANDBOX_PROJECT_PREFIX) ? value.slice(SANDBOX_PROJECT_PREFIX.length) : value,
-  );
+  return ENVIRONMENT_PROJECT_ID_PATTERN.test(value);
 }
+
+/**
+ * The ids merchants choose (plans): 1 to 100 letters, digits, `_`, `-` and `.` (what may follow in
+ * a URL path as is). A new plan's id may not be `.` or `..` either (`plans/schema.ts`): a URL path
+ * cannot address them.
+ */
+export const PLAN_ID_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;

@@ -126,13 +126,12 @@ export function fromMinorUnits(minor: bigint, currency: string): string {
 }
 
 /**
- * JSON clients may send an amount as a number: it is read as its shortest decimal form (10.5 →
- * "10.5"), so it passes or fails the same rules as the string would; form bodies carry strings only.
+ * A required amount field. Bodies carry amounts as text: form values are text, and JSON numbers
+ * arrive as the text they were sent as (`shared/http/input.ts`), so `1.10` keeps its decimals and
+ * `1e2` is refused like the string "1e2". Whether the decimals fit the currency is checked where
+ * the currency is known (`amountProblemIn`), since the currency is another field.
  */
-const numberAsText = (value: unknown) =>
-  typeof value === "number" && Number.isFinite(value) ? String(value) : value;
-
-const amountText = z
+export const amount = z
   .string({
     error: (issue) =>
       issue.input === undefined ? "is required" : 'must be a decimal string in major units, such as "10.50"',
@@ -142,16 +141,10 @@ const amountText = z
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 
-/**
- * A required amount field. Whether its decimals fit the currency is checked where the currency is
- * known (`amountProblemIn`), since the currency is another field.
- */
-export const amount = z.preprocess(numberAsText, amountText);
-
 /** An optional amount field; `""` → null. */
 export const optionalAmount = z.preprocess(
-  (value) => (value === "" ? null : numberAsText(value)),
-  amountText.nullable().optional(),
+  (value) => (value === "" ? null : value),
+  amount.nullable().optional(),
 );
 
 /**

@@ -1,6 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
+import type { Duplex } from "node:stream";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { INPUT_LIMITS } from "../../shared/http/input.ts";
 import { fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
 import { HandlerTimeout, handlerLoader, invoke, LOCAL_ACCOUNT_ID, lambdaContext } from "./lambda.ts";
 import { repoRoot } from "./paths.ts";
@@ -13,8 +21,16 @@ import { repoRoot } from "./paths.ts";
  * CDK stack's.
  */
 
-/** Request bodies above this get a 413 (API Gateway allows 10 MB; this API's payloads are small). */
-export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+/**
+ * Request bodies above this get a 413: API Gateway allows 10 MB, but the API's handlers refuse
+ * bodies past their own limit, so reading more would only end in the same answer.
+ */
+export const MAX_REQUEST_BODY_BYTES = INPUT_LIMITS.bodyBytes;
+/**
+ * A request line and headers above this get a 431 (Node's own default, stated here: a query string
+ * counts, and API Gateway has limits of the same order).
+ */
+export const MAX_REQUEST_HEADER_BYTES = 16 * 1024;
 /** A handler that has not answered by then gets a 504 (API Gateway's integration limit is 30 s). */
 export const HANDLER_TIMEOUT_MS = 29_000;
 const LOCAL_API_ID = "local";
@@ -56,7 +72,7 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
   const loadHandler = handlerLoader(options.rootDir ?? repoRoot);
   const errorLog = options.errorLog ?? ((message, error) => console.error(message, error ?? ""));
 
-  const server = createServer((request, response) => {
+  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEADER_BYTES }, (request, response) => {
     const started = Date.now();
     serve(request, response)
       .catch((error: unknown) => {
@@ -65,14 +81,14 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
         else response.destroy();
       })
       .finally(() => {
-        options.accessLog?.(
-          `${request.method} ${request.url} → ${response.statusCode} (${Date.now() - started} ms)`,
-        );
+        const status = response.headersSent ? response.statusCode : "no answer";
+        options.accessLog?.(`${request.method} ${request.url} → ${status} (${Date.now() - started} ms)`);
       });
   });
 
   async function serve(request: IncomingMessage, response: ServerResponse) {
     const body = await readBody(request);
+    if (body === "cut-short") return;
     if (body === "too-large") {
       sendError(
         response,
@@ -128,6 +144,20 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
     send(response, answer, requestId);
   }
 
+  // What Node refuses before any handler (a malformed request, headers too large, an expectation or
+  // a method it cannot serve) it would answer with an empty body, which client libraries cannot read.
+  server.on("clientError", refuseMalformedRequest);
+  server.on("checkExpectation", (_request, response: ServerResponse) =>
+    sendError(response, 417, "request.expectation.unsupported", "Only Expect: 100-continue is supported."),
+  );
+  server.on("connect", (_request, socket: Duplex) =>
+    writeRawError(
+      socket,
+      405,
+      "request.method.not-allowed",
+      "CONNECT is not supported: this is not a proxy.",
+    ),
+  );
   return server;
 }
 
@@ -231,16 +261,22 @@ function splitTarget(target: string): { rawPath: string; rawQueryString: string 
 
 // ---- request → event --------------------------------------------------------------------------
 
-async function readBody(request: IncomingMessage): Promise<Buffer | "too-large"> {
+async function readBody(request: IncomingMessage): Promise<Buffer | "too-large" | "cut-short"> {
   const declared = Number(request.headers["content-length"]);
   let tooLarge = declared > MAX_REQUEST_BODY_BYTES;
   const chunks: Buffer[] = [];
   let size = 0;
-  // Past the limit the rest is read and dropped, so the client still gets to read the 413.
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REQUEST_BODY_BYTES) tooLarge = true;
-    if (!tooLarge) chunks.push(chunk);
+  try {
+    // Past the limit the rest is read and dropped, so the client still gets to read the 413.
+    for await (const chunk of request as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BODY_BYTES) tooLarge = true;
+      if (!tooLarge) chunks.push(chunk);
+    }
+  } catch (error) {
+    // The client left, or Node refused the body's framing and answered (`refuseMalformedRequest`).
+    if (!request.complete) return "cut-short";
+    throw error;
   }
   return tooLarge ? "too-large" : Buffer.concat(chunks);
 }
@@ -403,14 +439,8 @@ function send(response: ServerResponse, answer: Answer, requestId: string) {
   response.end(answer.body);
 }
 
-function sendError(
-  response: ServerResponse,
-  status: number,
-  errorType: string,
-  message: string,
-  requestId?: string,
-) {
-  const body = Buffer.from(
+function errorJson(errorType: string, message: string, requestId?: string): Buffer {
+  return Buffer.from(
     JSON.stringify({
       success: false,
       error_type: errorType,
@@ -418,9 +448,64 @@ function sendError(
       ...(requestId ? { request_id: requestId } : {}),
     }),
   );
+}
+
+function sendError(
+  response: ServerResponse,
+  status: number,
+  errorType: string,
+  message: string,
+  requestId?: string,
+) {
+  const body = errorJson(errorType, message, requestId);
   response.statusCode = status;
   response.setHeader("content-type", "application/json; charset=utf-8");
   response.setHeader("content-length", body.length);
   if (requestId) response.setHeader("apigw-requestid", requestId);
   response.end(body);
+}
+
+// ---- what Node refuses before a handler -------------------------------------------------------
+
+/** Node's HTTP parser errors and the answer each gets (Node's own statuses), in the API's error shape. */
+const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string, string]>> = {
+  HPE_HEADER_OVERFLOW: [
+    431,
+    "request.headers.too-large",
+    `The request line and headers, the query string included, are larger than ${MAX_REQUEST_HEADER_BYTES} bytes.`,
+  ],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [
+    413,
+    "request.body.too-large",
+    "The request's chunk extensions are too large.",
+  ],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "request.timeout", "The request was not received in time."],
+};
+const MALFORMED_REQUEST = [400, "request.malformed", "The request is not valid HTTP/1.1."] as const;
+
+function refuseMalformedRequest(error: NodeJS.ErrnoException, socket: Duplex) {
+  // Nobody is left to answer on a reset connection; nor may an answer be written into one already
+  // under way (Node's own handler checks the same).
+  if (error.code === "ECONNRESET" || !socket.writable || answerUnderWay(socket)) {
+    socket.destroy();
+    return;
+  }
+  const [status, errorType, message] = CLIENT_ERRORS[error.code ?? ""] ?? MALFORMED_REQUEST;
+  writeRawError(socket, status, errorType, message);
+}
+
+function answerUnderWay(socket: Duplex): boolean {
+  return (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent === true;
+}
+
+/** An answer written on the connection itself, where Node gives no response object; then it closes. */
+function writeRawError(socket: Duplex, status: number, errorType: string, message: string) {
+  const body = errorJson(errorType, message);
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    "content-type: application/json; charset=utf-8",
+    `content-length: ${body.length}`,
+    "connection: close",
+  ];
+  socket.end(Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`), body]));
 }

@@ -12,8 +12,9 @@ import type { LocalScheduler } from "./scheduler.ts";
 import {
   LOCAL_STACK_FILE,
   type LocalStackFile,
-  processIsAlive,
+  processStartTime,
   readLocalStackFile,
+  stackIsRunning,
   useLocalTable,
 } from "./stack-file.ts";
 import { ensureTable } from "./table.ts";
@@ -142,11 +143,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     scheduler.start();
 
     const { credentials, reused } = await localProjectCredentials(dataDir, log);
+    const startTime = processStartTime(process.pid);
     const running: LocalStackFile = {
       dynamodb_endpoint: dynamodbEndpoint,
       table_name: tableName,
       api_url: url,
       pid: process.pid,
+      ...(startTime ? { pid_start_time: startTime } : {}),
       ...(dynamodb ? { dynamodb_pid: dynamodb.pid } : {}),
     };
     await writeFile(stackFile, `${JSON.stringify(running, null, 2)}\n`);
@@ -186,7 +189,7 @@ function configureEnvironment(settings: { tableName: string; dynamodbEndpoint: s
 /** Two stacks on one DATA_DIR would share DynamoDB Local's database file. */
 async function refuseSecondStack(stackFile: string) {
   const running = await readLocalStackFile(stackFile);
-  if (running && running.pid !== process.pid && processIsAlive(running.pid)) {
+  if (running && running.pid !== process.pid && stackIsRunning(running)) {
     throw new LocalStackError(
       `A local stack is already running on this DATA_DIR (pid ${running.pid}, ${running.api_url}). ` +
         "Stop it first, or start this one with another DATA_DIR.",

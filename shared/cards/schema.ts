@@ -29,7 +29,7 @@ export interface CardInput {
 }
 
 const securityCode = z.preprocess(
-  (value) => (value === "" ? undefined : typeof value === "number" ? String(value) : value),
+  (value) => (value === "" ? undefined : value),
   z
     .string("must be a string of digits")
     .regex(/^\d{3,4}$/, "must be 3 or 4 digits")

@@ -1,3 +1,5 @@
+import type { CredentialKind } from "../http/auth.ts";
+
 /**
  * Key formats of every item in the single table. Every partition key starts with the
  * environment project id (`proj_…` for live, `test-proj_…` for sandbox), so sandbox and live
@@ -121,8 +123,12 @@ export const keys = {
     gsi2sk: `${dueAt}#${name}`,
   }),
   environmentJobsPartition: (scope: Scope) => `${scope}#jobs`,
-  idempotency: (scope: Scope, key: string) => ({
-    pk: `${scope}#idempotency#${key}`,
+  /**
+   * An `Idempotency-Key` of an environment, apart per credential kind: no key a browser sends with
+   * the public key can be the key of a request from the merchant's server (the kinds hold no `#`).
+   */
+  idempotency: (scope: Scope, credential: CredentialKind, key: string) => ({
+    pk: `${scope}#idempotency#${credential}#${key}`,
     sk: IDEMPOTENCY_SORT_KEY,
   }),
   /**

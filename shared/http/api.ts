@@ -2,8 +2,8 @@ import middy, { type MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
-import { type AuthMode, authenticate, type Caller } from "./auth.ts";
-import { ApiError } from "./errors.ts";
+import { type AuthenticatedCaller, type AuthMode, authenticate } from "./auth.ts";
+import { ApiError, notFound } from "./errors.ts";
 import {
   acquire,
   complete,
@@ -13,6 +13,7 @@ import {
   release,
 } from "./idempotency.ts";
 import { type Input, parseBody, parseQuery } from "./input.ts";
+import { malformedPathParameter } from "./path-parameters.ts";
 import { type Answer, errorBody, errorResult, JSON_HEADERS, type Reply, toResult } from "./reply.ts";
 
 /** Everything a handler needs about its request, already parsed and authenticated. */
@@ -24,7 +25,7 @@ export interface ApiRequest {
   path: Record<string, string>;
   query: Input;
   body: Input;
-  caller: Caller;
+  caller: AuthenticatedCaller;
   /** The request's `Idempotency-Key` (POST only), so that its retry can be recognised as such. */
   idempotencyKey?: string;
   /**
@@ -46,7 +47,14 @@ interface ApiOptions {
   /** Default `private-key`; `none` for the routes that need no project (the 404 fallback). */
   auth?: AuthMode | "none";
   idempotencyParameters?: IdempotencyParameters;
+  notFound?: NotFoundAnswer;
 }
+
+/**
+ * What a route answering HTML (the 3DS page) answers for a malformed path parameter: its own 404
+ * page. JSON routes answer `resource.<name>.not-found`.
+ */
+export type NotFoundAnswer = () => Answer;
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -54,27 +62,34 @@ type Result = APIGatewayProxyStructuredResultV2;
 interface State {
   requestId: string;
   startedAt: number;
-  request?: PublicRequest & { caller?: Caller };
+  caller?: AuthenticatedCaller;
+  request?: PublicRequest & { caller?: AuthenticatedCaller };
   idempotency?: IdempotencyHandle;
 }
 type ApiContext = Context & { api: State };
 
 /**
- * Wraps a handler in the HTTP core every endpoint shares: request logging, error answers,
- * body and query parsing (JSON or form), authentication and `Idempotency-Key`.
+ * Wraps a handler in the HTTP core every endpoint shares, in this order: request logging and error
+ * answers; authentication (from the Authorization header alone); path parameters checked for shape;
+ * body and query parsing (JSON or form, within `INPUT_LIMITS`); `Idempotency-Key`. Nothing the
+ * caller sent is parsed before the caller is known, so an unauthenticated request costs no parsing.
  */
 export function api(
   handle: (request: ApiRequest) => Promise<Reply>,
   options?: { auth?: AuthMode; idempotencyParameters?: IdempotencyParameters },
 ): Handler;
 /** Routes without credentials (the 404 fallback, the 3DS challenge page) may also answer HTML. */
-export function api(handle: (request: PublicRequest) => Promise<Answer>, options: { auth: "none" }): Handler;
+export function api(
+  handle: (request: PublicRequest) => Promise<Answer>,
+  options: { auth: "none"; notFound?: NotFoundAnswer },
+): Handler;
 export function api(handle: (request: ApiRequest) => Promise<Answer>, options: ApiOptions = {}): Handler {
   const authMode = options.auth ?? "private-key";
   return middy<Event, Result, Error, ApiContext>()
     .use(errorAnswers())
-    .use(parsing())
     .use(authentication(authMode))
+    .use(pathParameters(options.notFound))
+    .use(parsing())
     .use(idempotency(options.idempotencyParameters))
     .handler(async (_event, context) => {
       const state = context.api;
@@ -119,11 +134,24 @@ function logRequest(event: Event, context: ApiContext, status: number) {
   });
 }
 
+/** Every path parameter has its declared shape (`path-parameters.ts`) before anything reads it. */
+function pathParameters(answer?: NotFoundAnswer): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: ({ event, context }) => {
+      const malformed = malformedPathParameter(event.pathParameters ?? {});
+      if (!malformed) return;
+      if (answer) return toResult(answer(), context.api.requestId);
+      throw notFound(malformed.resource);
+    },
+  };
+}
+
 function parsing(): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: ({ event, context }) => {
       const state = context.api;
       state.request = {
+        ...(state.caller ? { caller: state.caller } : {}),
         requestId: state.requestId,
         method: event.requestContext.http.method,
         rawPath: event.rawPath,
@@ -146,7 +174,7 @@ function authentication(mode: AuthMode | "none"): MiddlewareObj<Event, Result, E
     before: async ({ event, context }) => {
       if (mode === "none") return;
       const caller = await authenticate(event.headers?.authorization, mode);
-      (context.api.request as ApiRequest).caller = caller;
+      context.api.caller = caller;
       logger.appendKeys({ project_id: caller.projectId });
     },
   };
@@ -164,7 +192,13 @@ function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, R
         ? await parameters(request)
         : { query: request.query, body: request.body };
       const print = fingerprint(request.method, event.rawPath, identifying);
-      const acquired = await acquire(request.caller.projectId, key, print, state.requestId);
+      const acquired = await acquire(
+        request.caller.projectId,
+        request.caller.credential,
+        key,
+        print,
+        state.requestId,
+      );
       request.idempotencyKey = key;
       if ("replay" in acquired) {
         return {

@@ -12,13 +12,28 @@ export interface Caller {
 }
 
 /**
+ * The credential a request authenticated with: the `private-key` (server libraries), or the
+ * `public-key`, the project id alone (browser and mobile libraries). What a public-key request
+ * leaves behind (an `Idempotency-Key`) is kept apart from what private-key requests use.
+ */
+export type CredentialKind = "private-key" | "public-key";
+
+/** A caller authenticated by the HTTP core: the environment, and the credential it was reached with. */
+export interface AuthenticatedCaller extends Caller {
+  credential: CredentialKind;
+}
+
+/**
  * `private-key`: HTTP Basic with the project id and its private key (every server call).
  * `project-id`: the project id alone is enough (card tokenization from browsers and apps);
- * a private key, when one is sent, must still be right.
+ * a private key, when one is sent, must still be right, and then makes a private-key caller.
  */
 export type AuthMode = "private-key" | "project-id";
 
-export async function authenticate(authorization: string | undefined, mode: AuthMode): Promise<Caller> {
+export async function authenticate(
+  authorization: string | undefined,
+  mode: AuthMode,
+): Promise<AuthenticatedCaller> {
   const credentials = parseBasic(authorization);
   if (!credentials)
     throw authenticationFailed("Send HTTP Basic credentials: the project id and private key.");
@@ -31,7 +46,12 @@ export async function authenticate(authorization: string | undefined, mode: Auth
   if (keyRequired && !privateKeyMatches(password, environment.key_hash)) throw authenticationFailed();
   // The environment comes from the stored record; the id prefix must agree with it.
   if (environment.sandbox !== username.startsWith(SANDBOX_PROJECT_PREFIX)) throw authenticationFailed();
-  return { projectId: environment.id, sandbox: environment.sandbox, environment };
+  return {
+    projectId: environment.id,
+    sandbox: environment.sandbox,
+    environment,
+    credential: keyRequired ? "private-key" : "public-key",
+  };
 }
 
 function parseBasic(header: string | undefined): { username: string; password: string } | undefined {

@@ -5,12 +5,14 @@ import { dynamo } from "../db/client.ts";
 import { keys } from "../db/keys.ts";
 import { conditionFailedItem, type TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
+import type { CredentialKind } from "./auth.ts";
 import { ApiError, conflict } from "./errors.ts";
 
 /**
  * `Idempotency-Key` on POST: the same key with the same parameters replays the first answer, the
  * same key with other parameters is refused, and a duplicate that arrives while the first is still
- * running gets a 409. Keys are kept 24 hours. A state-changing handler writes its answer in the
+ * running gets a 409. Keys are kept 24 hours, per environment and credential kind (a browser's key
+ * never answers, nor blocks, the merchant's server). A state-changing handler writes its answer in the
  * same transaction as the change (`completion`), so a change and its stored answer can never be
  * separated by a crash; other answers are stored right after the handler. A 5xx answer releases
  * the key so that the retry runs again.
@@ -27,6 +29,7 @@ export interface StoredResponse {
 
 export interface IdempotencyHandle {
   readonly scope: string;
+  readonly credential: CredentialKind;
   readonly key: string;
   readonly owner: string;
   /** Set once the answer was stored by the handler's own transaction. */
@@ -58,6 +61,7 @@ export function fingerprint(method: string, path: string, parameters: unknown): 
 
 export async function acquire(
   scope: string,
+  credential: CredentialKind,
   key: string,
   requestFingerprint: string,
   owner: string,
@@ -69,7 +73,7 @@ export async function acquire(
       new PutCommand({
         TableName: config.tableName,
         Item: {
-          ...keys.idempotency(scope, key),
+          ...keys.idempotency(scope, credential, key),
           type: "idempotency",
           fingerprint: requestFingerprint,
           status: "in_progress",
@@ -106,19 +110,20 @@ export async function acquire(
       "A request with this Idempotency-Key is still being processed; retry later.",
     );
   }
-  return { handle: newHandle(scope, key, owner) };
+  return { handle: newHandle(scope, credential, key, owner) };
 }
 
-function newHandle(scope: string, key: string, owner: string): IdempotencyHandle {
+function newHandle(scope: string, credential: CredentialKind, key: string, owner: string): IdempotencyHandle {
   return {
     scope,
+    credential,
     key,
     owner,
     committed: false,
     completion: (response) => ({
       Update: {
         TableName: config.tableName,
-        Key: keys.idempotency(scope, key),
+        Key: keys.idempotency(scope, credential, key),
         ...completeExpression(owner, response),
       },
     }),
@@ -144,7 +149,7 @@ export async function complete(handle: IdempotencyHandle, response: StoredRespon
     await dynamo.send(
       new UpdateCommand({
         TableName: config.tableName,
-        Key: keys.idempotency(handle.scope, handle.key),
+        Key: keys.idempotency(handle.scope, handle.credential, handle.key),
         ...completeExpression(handle.owner, response),
       }),
     );
@@ -159,7 +164,7 @@ export async function release(handle: IdempotencyHandle): Promise<void> {
     await dynamo.send(
       new DeleteCommand({
         TableName: config.tableName,
-        Key: keys.idempotency(handle.scope, handle.key),
+        Key: keys.idempotency(handle.scope, handle.credential, handle.key),
         ConditionExpression: "#owner = :owner AND #status = :inProgress",
         ExpressionAttributeNames: { "#owner": "owner", "#status": "status" },
         ExpressionAttributeValues: { ":owner": handle.owner, ":inProgress": "in_progress" },

@@ -24,6 +24,7 @@ import {
   text,
   timestamp,
 } from "../validation/fields.ts";
+import { webhookUrl } from "../webhooks/url-policy.ts";
 
 /**
  * The input rules of an invoice (spec: Invoice, InvoiceDetail, InvoiceRisk, InvoiceDevice,
@@ -133,8 +134,7 @@ const statementDescriptor = z.preprocess(
 
 /** A percentage from 0 to 100 as a decimal string ("20", "5.5"); kept as sent. */
 const percentage = z.preprocess(
-  (value) =>
-    value === "" ? null : typeof value === "number" && Number.isFinite(value) ? String(value) : value,
+  blankIsNull,
   z
     .string("must be a percentage from 0 to 100")
     .refine((value) => amountProblem(value) === undefined && compareAmounts(value, "100") <= 0, {
@@ -270,7 +270,7 @@ const invoiceFields = {
   merchant_initiator_type: choice(MERCHANT_INITIATOR_TYPES),
   return_url: httpUrl,
   cancel_url: httpUrl,
-  webhook_url: httpUrl,
+  webhook_url: webhookUrl,
   metadata: invoiceMetadata,
   sca_exemption_reason: choice(SCA_EXEMPTION_REASONS),
   challenge_indicator: choice(CHALLENGE_INDICATORS),

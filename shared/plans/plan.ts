@@ -24,9 +24,6 @@ export interface Plan {
   ended_at: string | null;
 }
 
-/** Merchant ids: 1 to 100 letters, digits, `_`, `-` and `.` (what may follow in a URL path as is). */
-export const PLAN_ID_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
-
 export function newPlan(caller: Caller, fields: PlanFields, now: Date): Plan {
   const at = now.toISOString();
   return {

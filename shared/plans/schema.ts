@@ -1,8 +1,8 @@
 import * as z from "zod";
+import { PLAN_ID_PATTERN } from "../ids.ts";
 import { paymentAmount } from "../money.ts";
 import { currency, httpUrl, metadata, requiredText, text } from "../validation/fields.ts";
 import { intervalText } from "./interval.ts";
-import { PLAN_ID_PATTERN } from "./plan.ts";
 
 /** Plan inputs (`POST /plans`, `PUT /plans/{id}`). Amount decimals are checked against the currency. */
 /** `""` clears the trial period on update (as every optional field). */
@@ -10,7 +10,8 @@ const blankIsNull = (value: unknown) => (value === "" ? null : value);
 
 const planId = z
   .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-  .regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or .");
+  .regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or .")
+  .refine((id) => id !== "." && id !== "..", "cannot be . or .., which no URL can address");
 
 export const PLAN_NAME_LENGTH = 80;
 

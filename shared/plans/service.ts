@@ -4,9 +4,10 @@ import type { TransactItem } from "../db/transactions.ts";
 import { eventWrite } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
 import { conflict, invalidField, notFound } from "../http/errors.ts";
+import { PLAN_ID_PATTERN } from "../ids.ts";
 import { amountProblemIn, compareAmounts, isAmount } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
-import { newPlan, PLAN_ID_PATTERN, type Plan, type PresentedPlan, presentPlan } from "./plan.ts";
+import { newPlan, type Plan, type PresentedPlan, presentPlan } from "./plan.ts";
 import { createPlanInput, type PlanChanges, updatePlanInput } from "./schema.ts";
 import { findPlan, insertPlan, listPlans, replacePlan, type VersionedPlan } from "./store.ts";
 

@@ -14,7 +14,7 @@ import { observeScheduling } from "../scheduling/index.ts";
 import type { ScheduledJob } from "../scheduling/port.ts";
 import { dueJobsOf, forgetJob, jobName } from "../scheduling/records.ts";
 import { runSubscriptionJob } from "../subscriptions/billing.ts";
-import { timestamp } from "../validation/fields.ts";
+import { parseTimestamp } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
 
 /**
@@ -39,7 +39,13 @@ const sandboxOnly = () =>
   );
 
 const advanceInput = z.object({
-  advance_to: timestamp.refine((value) => value !== undefined && value !== null, "is required"),
+  advance_to: z
+    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+    .refine(
+      (value) => parseTimestamp(value) !== undefined,
+      "must be a date and time in ISO 8601 or RFC 1123 format",
+    )
+    .transform((value) => (parseTimestamp(value) as Date).toISOString()),
 });
 
 function presentClock(environment: ProjectEnvironment) {
@@ -66,7 +72,7 @@ export async function advanceClock(caller: Caller, input: unknown) {
   // The environment as stored: the clock is never moved from a cached copy.
   const environment = await freshEnvironment(caller.projectId);
   const now = nowIn(environment);
-  const target = new Date(fields.advance_to as string);
+  const target = new Date(fields.advance_to);
   if (target.getTime() <= now.getTime())
     throw invalidField("advance_to", `must be later than the clock's now, ${now.toISOString()}`);
   if (target.getTime() > now.getTime() + MAX_ADVANCE_DAYS * 24 * 3600 * 1000) {

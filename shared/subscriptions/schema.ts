@@ -1,7 +1,7 @@
 import * as z from "zod";
+import { PLAN_ID_PATTERN } from "../ids.ts";
 import { optionalAmount } from "../money.ts";
 import { intervalText } from "../plans/interval.ts";
-import { PLAN_ID_PATTERN } from "../plans/plan.ts";
 import { PLAN_NAME_LENGTH } from "../plans/schema.ts";
 import { currency, httpUrl, metadata, text, timestamp } from "../validation/fields.ts";
 

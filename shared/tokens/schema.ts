@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { booleanField, httpUrl, metadata, text } from "../validation/fields.ts";
+import { webhookUrl } from "../webhooks/url-policy.ts";
 
 /**
  * What customer token requests take. `source` is a card id (`card_…`) of the same environment;
@@ -12,7 +13,7 @@ const tokenFields = {
   description: text(255),
   return_url: httpUrl,
   cancel_url: httpUrl,
-  webhook_url: httpUrl,
+  webhook_url: webhookUrl,
   set_default: booleanField,
 };
 

@@ -123,9 +123,6 @@ function send(
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
         method: "POST",
-        auth: url.username
-          ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
-          : undefined,
         headers: {
           ...headers,
           "content-type": "application/json",

@@ -7,10 +7,9 @@ import { keys, type Scope } from "../db/keys.ts";
 import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
 import { type ProjectEnvironment, presentProject } from "../projects/environment.ts";
-import { httpUrl } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
 import { newWebhookSigningSecret } from "./signature.ts";
-import { assertWebhookUrlAllowed } from "./url-policy.ts";
+import { assertWebhookUrlAllowed, webhookUrl } from "./url-policy.ts";
 
 /**
  * An environment's webhook settings, kept on its project item: `webhook_url` (where its events
@@ -24,7 +23,7 @@ export interface WebhookSettings {
 }
 
 /** `PUT /projects/{id}`: `webhook_url` (an empty string removes it; absent leaves it as it is). */
-const projectChanges = z.object({ webhook_url: httpUrl });
+const projectChanges = z.object({ webhook_url: webhookUrl });
 
 /** `GET /projects/{id}`: the caller's own environment only; any other id is not found. */
 export async function getProjectSettings(caller: Caller, id: string) {

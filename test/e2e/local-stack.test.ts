@@ -1,13 +1,21 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { request, type Server } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import type { APIGatewayProxyEventV2 } from "aws-lambda";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { close, createLocalApi, listen, MAX_REQUEST_BODY_BYTES } from "../../lib/local/http-server.ts";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  close,
+  createLocalApi,
+  listen,
+  MAX_REQUEST_BODY_BYTES,
+  MAX_REQUEST_HEADER_BYTES,
+} from "../../lib/local/http-server.ts";
 import { repoRoot } from "../../lib/local/paths.ts";
 import { processIsAlive } from "../../lib/local/stack-file.ts";
 import { api, type RunningStack, startStack } from "./harness.ts";
@@ -316,5 +324,136 @@ describe("the local API Gateway (createLocalApi)", () => {
     });
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ success: false, error_type: "request.body.too-large" });
+  });
+
+  /** Writes `raw` on a new connection and reads everything the server sends back until it closes. */
+  function exchange(raw: string): Promise<{ status: number; headers: string; body: string }> {
+    return new Promise((done, fail) => {
+      const socket = connect(Number(new URL(base).port), "127.0.0.1");
+      const chunks: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("error", fail);
+      socket.on("close", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        const [head = "", body = ""] = text.split("\r\n\r\n", 2);
+        done({ status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body });
+      });
+      socket.end(raw);
+    });
+  }
+
+  it.each([
+    [
+      "a query string over 16 KB",
+      `GET /things/x?q=${"a".repeat(MAX_REQUEST_HEADER_BYTES)} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+      431,
+      "request.headers.too-large",
+    ],
+    ["a request line that is not HTTP", "GARBAGE\r\n\r\n", 400, "request.malformed"],
+    [
+      "a header name with a space",
+      "GET /things/x HTTP/1.1\r\nHost: localhost\r\nBad Header: 1\r\n\r\n",
+      400,
+      "request.malformed",
+    ],
+    [
+      "a malformed chunked body",
+      "POST /things/t/parts/p HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+      400,
+      "request.malformed",
+    ],
+    [
+      "an expectation other than 100-continue",
+      "GET /things/x HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n",
+      417,
+      "request.expectation.unsupported",
+    ],
+    [
+      "a CONNECT request",
+      "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+      405,
+      "request.method.not-allowed",
+    ],
+  ])("answers %s with the JSON error shape, never an empty body", async (_, raw, status, errorType) => {
+    const logged = errors.length;
+    const answer = await exchange(raw);
+    expect(errors.slice(logged)).toEqual([]);
+    expect(answer.status).toBe(status);
+    expect(answer.headers).toContain("content-type: application/json");
+    expect(JSON.parse(answer.body)).toEqual({
+      success: false,
+      error_type: errorType,
+      message: expect.any(String),
+    });
+  });
+
+  it("still answers after refusing malformed requests", async () => {
+    await exchange("GARBAGE\r\n\r\n");
+    expect((await fetch(`${base}/things/special`)).status).toBe(200);
+  });
+});
+
+/**
+ * `npm start` as the child of a process that never reaps its children (a container's PID 1 that reaps
+ * nothing, a supervisor): once killed, the stack stays a zombie, which `kill(pid, 0)` still reaches.
+ * Resolves with the stack's pid once it listens.
+ */
+async function startUnreapedStack(dataDir: string): Promise<{ pid: number; release(): void }> {
+  const parent = spawn(
+    "sh",
+    ["-c", '"$0" --import tsx lib/local/start.ts & exec sleep 300', process.execPath],
+    {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        PORT: "0",
+        DATA_DIR: dataDir,
+        DYNAMODB_ENDPOINT: inject("dynamodbEndpoint"),
+        TABLE_NAME: inject("tableName"),
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const release = () => parent.kill("SIGKILL");
+  try {
+    await new Promise<void>((done, fail) => {
+      let output = "";
+      parent.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString("utf8");
+        if (/^listening on /m.test(output)) done();
+      });
+      parent.once("exit", () => fail(new Error(`The stack did not start:\n${output}`)));
+    });
+    const { pid } = JSON.parse(await readFile(join(dataDir, "local-stack.json"), "utf8")) as { pid: number };
+    return { pid, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+describe.runIf(process.platform === "linux")("a restart right after kill -9", () => {
+  let restarted: RunningStack | undefined;
+  let unreaped: { pid: number; release(): void } | undefined;
+  let killedDataDir: string | undefined;
+
+  afterAll(async () => {
+    await restarted?.stop();
+    unreaped?.release();
+    if (killedDataDir) await rm(killedDataDir, { recursive: true, force: true });
+  });
+
+  it("starts on the same DATA_DIR: the killed stack, a zombie still, is not taken for a running one", async () => {
+    killedDataDir = await mkdtemp(join(tmpdir(), "local-stack-kill-"));
+    unreaped = await startUnreapedStack(killedDataDir);
+    process.kill(unreaped.pid, "SIGKILL");
+    await sleep(100);
+    const state = (await readFile(`/proc/${unreaped.pid}/stat`, "utf8")).split(") ")[1]?.[0];
+    expect(state).toBe("Z");
+
+    restarted = await startStack({ dataDir: killedDataDir });
+    const running = JSON.parse(await readFile(join(killedDataDir, "local-stack.json"), "utf8"));
+    expect(running.pid).not.toBe(unreaped.pid);
+    expect((await api(restarted.url, restarted.credentials.sandbox).get("/customers")).status).toBe(200);
   });
 });

@@ -101,3 +101,60 @@ describe("Idempotency-Key on POST", () => {
     expect(await totalCount()).toBe(before + 1);
   });
 });
+
+describe("Idempotency-Key scoped by credential kind", () => {
+  /** The browser and mobile libraries' credential: the project id alone (the public key). */
+  const browser = () => api(local.url, { project_id: local.project.sandbox.project_id, private_key: "" });
+  const card = { number: "4242424242424242", exp_month: "12", exp_year: "2099", cvc2: "123" };
+
+  async function invoice(): Promise<string> {
+    const { status, body } = await client.post("/invoices", {
+      name: "Order",
+      amount: "10.00",
+      currency: "USD",
+    });
+    expect(status).toBe(200);
+    return body.invoice.id;
+  }
+
+  it("lets nothing sent with the public key block the merchant's request with the same key", async () => {
+    const idempotencyKey = key();
+    const invoiceId = await invoice();
+    const tokenized = await browser().post("/cards", card, { idempotencyKey });
+    expect(tokenized.status).toBe(200);
+
+    const capture = await client.post(
+      `/invoices/${invoiceId}/capture`,
+      { source: tokenized.body.card.id },
+      { idempotencyKey },
+    );
+    expect(capture.status).toBe(200);
+    expect(capture.body.transaction.status).toBe("completed");
+    expect(capture.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  it("keeps a private-key request's key from answering a public-key request", async () => {
+    const idempotencyKey = key();
+    const first = await client.post("/cards", card, { idempotencyKey });
+    const fromBrowser = await browser().post("/cards", card, { idempotencyKey });
+    expect(fromBrowser.status).toBe(200);
+    expect(fromBrowser.headers.get("idempotent-replayed")).toBeNull();
+    expect(fromBrowser.body.card.id).not.toBe(first.body.card.id);
+  });
+
+  it("still replays within one kind: the browser's retry gets its first answer", async () => {
+    const idempotencyKey = key();
+    const first = await browser().post("/cards", card, { idempotencyKey });
+    const retry = await browser().post("/cards", card, { idempotencyKey });
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body).toEqual(first.body);
+  });
+
+  it("counts the right private key sent to a route that allows the project id alone as the private key", async () => {
+    const idempotencyKey = key();
+    expect((await client.post("/cards", card, { idempotencyKey })).status).toBe(200);
+    const other = await client.post("/customers", { first_name: "Same scope" }, { idempotencyKey });
+    expect(other.status).toBe(400);
+    expect(other.body.error_type).toBe("request.idempotency-key.invalid");
+  });
+});

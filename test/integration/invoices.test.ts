@@ -544,7 +544,8 @@ const BREAKERS: Breaker[] = [
     apply: (invoice) => ({ ...invoice, metadata: { shipping_amount: "free" } }),
   },
   { name: "gateway_data.k", apply: (invoice) => ({ ...invoice, gateway_data: { k: long(2001) } }) },
-  { name: "gateway_data.k", jsonOnly: true, apply: (invoice) => ({ ...invoice, gateway_data: { k: 5 } }) },
+  // A JSON number is read as its text, like a form value (`"k": 5` is the string "5"); a boolean is not.
+  { name: "gateway_data.k", jsonOnly: true, apply: (invoice) => ({ ...invoice, gateway_data: { k: true } }) },
   {
     name: "external_fraud_tools.forter",
     apply: (invoice) => ({ ...invoice, external_fraud_tools: { forter: long(2001) } }),

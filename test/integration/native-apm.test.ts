@@ -175,7 +175,7 @@ describe("native APM failures", () => {
       [{ name: "Ada" }, [{ name: "token", message: "is required" }]],
       [{ token: "12345" }, [{ name: "token", message: "must be exactly 6 characters long" }]],
       [{ token: "12a456" }, [{ name: "token", message: "must hold digits only" }]],
-      [{ token: 123456 }, [{ name: "token", message: "must be a string" }]],
+      [{ token: true }, [{ name: "token", message: "must be a string" }]],
       [
         { token: "123456", email: SANDBOX_APM_SUCCESS_EMAIL },
         [{ name: "email", message: expect.any(String) }],

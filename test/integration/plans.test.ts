@@ -59,6 +59,7 @@ describe("plans", () => {
     [{ id: "" }, "id"],
     [{ id: "bad id/with slash" }, "id"],
     [{ id: "x".repeat(101) }, "id"],
+    [{ id: ".." }, "id"],
     [{ name: undefined }, "name"],
     [{ amount: "0" }, "amount"],
     [{ amount: "9.999" }, "amount"],

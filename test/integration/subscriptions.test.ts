@@ -555,6 +555,9 @@ describe("the sandbox clock", () => {
   it("moves only forward, at most 2 years, naming advance_to otherwise", async () => {
     const env = await environment();
     const now = await clockNow(env);
+    expect((await env.client.post("/sandbox/clock", {})).body.invalid_fields).toEqual([
+      { name: "advance_to", message: "is required" },
+    ]);
     for (const advanceTo of [
       new Date(now.getTime() - 1000).toISOString(),
       new Date(now.getTime() + 800 * DAY).toISOString(),

@@ -13,7 +13,8 @@ describe("listing parameters", () => {
 
   it("reads limit=0 and empty cursors as not given, as one client library sends them", () => {
     expect(page({ filter: "", limit: "0", end_before: "", start_after: "" })).toMatchObject({ limit: 10 });
-    expect(page({ limit: "5" }, { limit: 0, expand: null })).toMatchObject({ limit: 5 });
+    // A JSON body's `"limit": 0, "expand": null` as the HTTP core hands it over: null absent, 0 as text.
+    expect(page({ limit: "5" }, { limit: "0" })).toMatchObject({ limit: 5 });
   });
 
   it("accepts up to 100 and refuses more, naming limit", () => {

@@ -120,6 +120,19 @@ describe("checkWebhookUrl", () => {
   });
 });
 
+describe("credentials in a webhook URL", () => {
+  it.each([
+    "http://user:secret@127.0.0.1:9000/hooks",
+    "https://user@hooks.example.com/",
+    "https://:secret@hooks.example.com/",
+  ])("are refused, whatever the policy allows otherwise (%s)", async (url) => {
+    const check = await checkWebhookUrl(url, LOCAL_SANDBOX, async () => [
+      { address: "127.0.0.1", family: 4 },
+    ]);
+    expect(check).toEqual({ allowed: false, reason: "must not contain a user name or password" });
+  });
+});
+
 describe("postWebhook", () => {
   let port = 0;
   const received: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
@@ -181,6 +194,24 @@ describe("postWebhook", () => {
     expect(outcome.error).toMatch(
       /^refused: webhook URL must reach a public address: .*127\.0\.0\.1, a loopback/,
     );
+    expect(received.length).toBe(before);
+  });
+
+  it("refuses at send time a URL with credentials, so the password never reaches the receiver", async () => {
+    const before = received.length;
+    const outcome = await postWebhook(
+      `http://user:secret@127.0.0.1:${port}/with-password`,
+      "{}",
+      {},
+      {
+        policy: LOCAL_SANDBOX,
+      },
+    );
+    expect(outcome).toMatchObject({
+      ok: false,
+      statusCode: null,
+      error: "refused: webhook URL must not contain a user name or password",
+    });
     expect(received.length).toBe(before);
   });
 
