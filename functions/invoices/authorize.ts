@@ -3,6 +3,8 @@ import { authorizeInvoice } from "../../shared/payments/authorize.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
 
 /** POST /invoices/{invoice_id}/authorize */
-export const handler = api((request) =>
-  authorizeInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+export const handler = api(
+  (request) => authorizeInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+  // The shopper's browser or app pays with the public key (`payments/core.ts`: what it is answered).
+  { auth: "project-id" },
 );

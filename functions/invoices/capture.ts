@@ -3,6 +3,8 @@ import { captureInvoice } from "../../shared/payments/capture.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
 
 /** POST /invoices/{invoice_id}/capture */
-export const handler = api((request) =>
-  captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+export const handler = api(
+  (request) => captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+  // The shopper's browser or app pays with the public key (`payments/core.ts`: what it is answered).
+  { auth: "project-id" },
 );

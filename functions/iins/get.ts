@@ -1,0 +1,11 @@
+import { cardInformation } from "../../shared/cards/service.ts";
+import { api } from "../../shared/http/api.ts";
+import { ok } from "../../shared/http/reply.ts";
+
+/** GET /iins/{iin}: the scheme of the cards an IIN starts (browsers and apps, with the public key). */
+export const handler = api(
+  async (request) => ok({ card_information: cardInformation(request.path.iin ?? "") }),
+  {
+    auth: "project-id",
+  },
+);
