@@ -1,4 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { clock } from "../../shared/clock.ts";
+import { dynamo } from "../../shared/db/client.ts";
+import { recoverReservations } from "../../shared/payments/recovery.ts";
+import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
 import {
   actionValue,
@@ -299,6 +303,41 @@ describe("replays of each round", () => {
     expectError(await authorize(testHandler.challenge("ios", false)), 410, "card.failed-three-d-s");
     expectError(await authorize(testHandler.challenge("ios", false)), 410, "card.failed-three-d-s");
     expectError(await authorize(testHandler.challenge("ios", true)), 410, "card.failed-three-d-s");
+  });
+});
+
+describe("a round cut by a crash", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("is settled by the recovery job as the gateway recorded it, and the retry gets the next action", async () => {
+    const { authorize, invoiceId, cardId } = await payment("android", CHALLENGE);
+    await authorize(cardId);
+    // The fingerprint's answer: its reservation commits (with the answer), the settlement is cut.
+    const send = dynamo.send.bind(dynamo);
+    let transactions = 0;
+    vi.spyOn(dynamo, "send").mockImplementation(((command: { constructor: { name: string } }) => {
+      if (command.constructor.name === "TransactWriteCommand" && ++transactions === 2) {
+        return Promise.reject(new Error("process killed"));
+      }
+      return send(command as never);
+    }) as never);
+    const cut = await authorize(testHandler.fingerprint());
+    expect(cut.status).toBe(500);
+    vi.restoreAllMocks();
+    expect(await operationTypes(invoiceId)).toEqual(["request", "three_d_s_check"]);
+
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + OPERATION_LEASE_MS + 1000));
+    expect(await recoverReservations({ onlyScope: local.project.sandbox.project_id })).toMatchObject({
+      found: 1,
+      settled: 1,
+    });
+    expect(await operationTypes(invoiceId)).toEqual(["request", "three_d_s_check", "three_d_s_check"]);
+    // The app retries with the same key (a 5xx released it): the challenge the gateway asked for.
+    expectAction(await authorize(testHandler.fingerprint(), cut), "challenge-mobile");
+    expectAction(await authorize(testHandler.challenge("android", true)), null);
+    expect((await transactionOf(invoiceId)).status).toBe("authorized");
   });
 });
 
