@@ -242,14 +242,9 @@ describe("3DS2 in a browser (the web library's fingerprint and challenge frames)
   });
 
   it("authorizes only, with the web library's options", async () => {
-    const { invoiceId, pay } = await webPayment("4242424242424242");
-    const card = await webLibrary().post("/cards", {
-      number: "4242424242424242",
-      exp_month: "12",
-      exp_year: "2099",
-    });
+    const { invoiceId, cardId } = await webPayment("4242424242424242");
     const authorizeOnly = await webLibrary().post(`/invoices/${invoiceId}/capture`, {
-      source: card.body.card.id,
+      source: cardId,
       authorize_only: true,
       preferred_scheme: "visa",
       enable_three_d_s_2: true,
