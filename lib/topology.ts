@@ -233,6 +233,12 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "customers/subscriptions",
     table: "read",
   },
+  {
+    method: "GET",
+    path: "/customers/{customer_id}/transactions",
+    handler: "customers/transactions",
+    table: "read",
+  },
   // The sandbox clock (shared/sandbox): advancing it runs the environment's due jobs (captures,
   // renewals) in the request, with what those jobs may do.
   { method: "GET", path: "/sandbox/clock", handler: "sandbox/get-clock", table: "read" },

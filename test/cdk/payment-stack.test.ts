@@ -405,7 +405,7 @@ describe("PaymentStack", () => {
             { AttributeName: index.partitionKey, KeyType: "HASH" },
             { AttributeName: index.sortKey, KeyType: "RANGE" },
           ],
-          Projection: { ProjectionType: "ALL" },
+          Projection: { ProjectionType: index.projection },
         })),
         TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
       });
