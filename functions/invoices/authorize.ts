@@ -1,8 +1,10 @@
+import { expandAnswer } from "../../shared/expansion/answer.ts";
 import { api } from "../../shared/http/api.ts";
 import { authorizeInvoice } from "../../shared/payments/authorize.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
 
 /** POST /invoices/{invoice_id}/authorize */
-export const handler = api((request) =>
-  authorizeInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+export const handler = api(
+  (request) => authorizeInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+  { expand: expandAnswer("transaction") },
 );

@@ -1,8 +1,10 @@
+import { expandAnswer } from "../../shared/expansion/answer.ts";
 import { api } from "../../shared/http/api.ts";
 import { captureInvoice } from "../../shared/payments/capture.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
 
 /** POST /invoices/{invoice_id}/capture */
-export const handler = api((request) =>
-  captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+export const handler = api(
+  (request) => captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+  { expand: expandAnswer("transaction") },
 );
