@@ -110,7 +110,7 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
     .handler(async (_event, context) => {
       const state = context.api;
       const reply = await handle(state.request as ApiRequest);
-      if (!state.expandAnswer || "html" in reply) return toResult(reply, state.requestId);
+      if (!state.expandAnswer || !("body" in reply)) return toResult(reply, state.requestId);
       return toResult({ ...reply, body: await state.expandAnswer(reply.body) }, state.requestId);
     }) as unknown as Handler;
 }
