@@ -37,20 +37,24 @@ export function openApiDocument(serverUrl: string): Json {
   const outputs = registry<{ id: string }>();
   for (const [name, schema] of Object.entries(components)) outputs.add(schema, { id: name });
   outputs.add(errorSchema, { id: "Error" });
+  // A schema several routes share (refunds of an invoice and of a transaction) is one component,
+  // named after the first route that uses it.
+  const named = new Map<$ZodType, string>();
+  const nameOf = (schema: $ZodType, name: string, into: typeof inputs) => {
+    const known = named.get(schema);
+    if (known) return known;
+    named.set(schema, name);
+    into.add(schema, { id: name });
+    return name;
+  };
   const names = new Map<RouteDeclaration, { request?: string; answer?: string }>();
   for (const route of routes) {
     const spec = contractOf(route);
     const id = functionId(route.handler);
-    const named: { request?: string; answer?: string } = {};
-    if (spec.body) {
-      named.request = `${id}Request`;
-      inputs.add(spec.body, { id: named.request });
-    }
-    if (spec.answer.kind === "json") {
-      named.answer = `${id}Answer`;
-      outputs.add(spec.answer.schema, { id: named.answer });
-    }
-    names.set(route, named);
+    names.set(route, {
+      ...(spec.body ? { request: nameOf(spec.body, `${id}Request`, inputs) } : {}),
+      ...(spec.answer.kind === "json" ? { answer: nameOf(spec.answer.schema, `${id}Answer`, outputs) } : {}),
+    });
   }
   const schemas = {
     ...jsonSchemas(inputs, "input"),
@@ -109,7 +113,8 @@ function jsonSchemas(from: ReturnType<typeof registry<{ id: string }>>, io: "inp
   });
   return Object.fromEntries(
     Object.entries(schemas).map(([name, schema]) => {
-      const { $schema, ...rest } = schema as Json;
+      // Components are found by their place in the document: no `$id` of their own.
+      const { $schema, $id, ...rest } = schema as Json;
       return [name, rest];
     }),
   );
@@ -200,7 +205,11 @@ function responses(route: RouteDeclaration, spec: RouteContract, answer?: string
         description: spec.answer.description,
         content: { [spec.answer.contentType]: { schema: {} } },
       },
-      "404": { description: "Not found" },
+      // A page's own 404 is a page; a document's or a file's is the error shape.
+      "404": {
+        description: "Not found",
+        content: spec.answer.contentType === "text/html" ? { "text/html": { schema: {} } } : errorContent,
+      },
     };
   }
   const errors: Json = {
