@@ -70,7 +70,6 @@ export function openApiDocument(serverUrl: string): Json {
 
   return {
     openapi: OPENAPI_VERSION,
-    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     info: {
       title: "Payment API",
       version: API_VERSION,

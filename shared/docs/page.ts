@@ -38,8 +38,9 @@ export const DOCS_PAGE = `<!doctype html>
 `;
 
 /**
- * Its own files, its hashed script, the document it renders (fetched), images of its style sheet
- * (`data:` URIs) and the inline styles Swagger UI sets on elements; nothing else, and no framing.
+ * Its own files, its hashed script, the document it renders (fetched) and the images of its style
+ * sheet (`data:` URIs); nothing else, and no framing. (Swagger UI sets element styles through the
+ * DOM, which `style-src` does not govern: no inline style sheet is needed.)
  */
 export const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
