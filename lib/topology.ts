@@ -313,7 +313,7 @@ export const routes: readonly RouteDeclaration[] = [
   },
   {
     method: "GET",
-    path: "/docs/{asset}",
+    path: "/docs/{docs_file}",
     handler: "docs/asset",
     table: "none",
     files: DOCS_ASSET_FILES,

@@ -414,7 +414,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "The API reference page",
     answer: { kind: "document", contentType: "text/html", description: "A page that renders this document" },
   },
-  "GET /docs/{asset}": {
+  "GET /docs/{docs_file}": {
     summary: "A file of the API reference page",
     answer: {
       kind: "document",

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 
 /**
- * The files of the API reference page (`GET /docs/{asset}`), as the swagger-ui-dist package ships
+ * The files of the API reference page (`GET /docs/{docs_file}`), as the swagger-ui-dist package ships
  * them: nothing is loaded from anywhere else. In Lambda they are copied next to the function's
  * bundle when it is built (`files` of the route in `lib/topology.ts`), so no handler bundle carries
  * them; elsewhere (the local stack, tests) they are read from `node_modules`.

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * The API reference page (`GET /docs`): Swagger UI, from the files `GET /docs/{asset}` serves,
+ * The API reference page (`GET /docs`): Swagger UI, from the files `GET /docs/{docs_file}` serves,
  * rendering `GET /openapi.json`. Links are relative, so the page works under any base path. Its
  * one inline script is allowed by its hash: the Content-Security-Policy lets the page load its own
  * files and nothing from anywhere else.

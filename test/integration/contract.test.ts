@@ -90,7 +90,7 @@ describe("the contract against live answers", () => {
     const served = await ok("GET /openapi.json", "/openapi.json", { credentials: "none" });
     expect(served).toEqual(document);
     expect(await ok("GET /docs", "/docs", { credentials: "none" })).toContain("swagger-ui-bundle.js");
-    await ok("GET /docs/{asset}", "/docs/swagger-ui.css", { credentials: "none" });
+    await ok("GET /docs/{docs_file}", "/docs/swagger-ui.css", { credentials: "none" });
 
     // Customers, cards and tokens.
     const { customer } = await ok("POST /customers", "/customers?expand=project", {
@@ -308,7 +308,7 @@ describe("the contract against live answers", () => {
     await call("GET /customers/{customer_id}", `/customers/${newId("customer")}`);
     await call("POST /invoices", "/invoices", { body: { name: "", amount: "x" } });
     await call("GET /customers", "/customers", { credentials: "none" });
-    await call("GET /docs/{asset}", "/docs/missing.js", { credentials: "none" });
+    await call("GET /docs/{docs_file}", "/docs/missing.js", { credentials: "none" });
 
     const succeeded = new Set(recorded.filter((answer) => answer.status < 400).map((answer) => answer.route));
     expect(routes.map(routeKey).filter((key) => !succeeded.has(key))).toEqual([]);

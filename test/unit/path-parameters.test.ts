@@ -37,8 +37,8 @@ describe("path parameter shapes", () => {
     ["gateway_name", "sandbox"],
     ["iin", "424242"],
     ["iin", "42424242"],
-    ["asset", "swagger-ui-bundle.js"],
-    ["asset", "favicon-32x32.png"],
+    ["docs_file", "swagger-ui-bundle.js"],
+    ["docs_file", "favicon-32x32.png"],
   ] as const)("accepts a well-formed %s (%s)", (name, value) => {
     expect(malformedPathParameter({ [name]: value })).toBeUndefined();
   });
@@ -61,9 +61,9 @@ describe("path parameter shapes", () => {
     ["iin", "42424"],
     ["iin", "424242424"],
     ["iin", "４２４２４２"],
-    ["asset", "../package.json"],
-    ["asset", ".env"],
-    ["asset", "swagger-ui"],
+    ["docs_file", "../package.json"],
+    ["docs_file", ".env"],
+    ["docs_file", "swagger-ui"],
   ] as const)("refuses a malformed %s (%s)", (name, value) => {
     expect(malformedPathParameter({ [name]: value })).toEqual({
       name,
