@@ -90,6 +90,14 @@ async function post(client: Client, path: string, body: RequestBody = {}) {
 const card = async (client: Client, number = "4242424242424242") =>
   (await post(client, "/cards", { number, exp_month: 12, exp_year: 2099, cvc2: "123" })).card;
 
+/** A customer with a token of a card (its default). */
+async function customerWithToken(client: Client, fields: Body) {
+  const customer = (await post(client, "/customers", fields)).customer;
+  const token = (await post(client, `/customers/${customer.id}/tokens`, { source: (await card(client)).id }))
+    .token;
+  return { customer, token };
+}
+
 describe("expand on every answer that presents a resource", () => {
   it.each(SHAPES)("POST and PUT /customers answer the expanded customer (%s)", async (shape) => {
     const env = await environment();
@@ -113,10 +121,7 @@ describe("expand on every answer that presents a resource", () => {
 
   it.each(SHAPES)("a customer expands its tokens, subscriptions and transactions (%s)", async (shape) => {
     const env = await environment();
-    const customer = (await post(env.client, "/customers", { first_name: "Ada" })).customer;
-    const token = (
-      await post(env.client, `/customers/${customer.id}/tokens`, { source: (await card(env.client)).id })
-    ).token;
+    const { customer, token } = await customerWithToken(env.client, { first_name: "Ada" });
     await post(env.client, "/plans", {
       id: "monthly",
       name: "Monthly",
@@ -161,10 +166,7 @@ describe("expand on every answer that presents a resource", () => {
     "POST and PUT /invoices expand customer, customer.tokens, token and project (%s)",
     async (shape) => {
       const env = await environment();
-      const customer = (await post(env.client, "/customers", {})).customer;
-      const token = (
-        await post(env.client, `/customers/${customer.id}/tokens`, { source: (await card(env.client)).id })
-      ).token;
+      const { customer, token } = await customerWithToken(env.client, {});
       const paths = ["customer", "customer.tokens", "token", "project"];
       const fields = {
         name: "Order",
@@ -199,10 +201,7 @@ describe("expand on every answer that presents a resource", () => {
 
   it.each(SHAPES)("payments answer their transaction expanded, nested paths included (%s)", async (shape) => {
     const env = await environment();
-    const customer = (await post(env.client, "/customers", { first_name: "Ada" })).customer;
-    const token = (
-      await post(env.client, `/customers/${customer.id}/tokens`, { source: (await card(env.client)).id })
-    ).token;
+    const { customer, token } = await customerWithToken(env.client, { first_name: "Ada" });
     const invoice = (
       await post(env.client, "/invoices", {
         name: "A",
@@ -335,10 +334,8 @@ describe("expand on every answer that presents a resource", () => {
 
   it("expands a page of transactions with one batch read per level, whatever the page's length", async () => {
     const env = await environment();
-    const customer = (await post(env.client, "/customers", {})).customer;
-    const source = (
-      await post(env.client, `/customers/${customer.id}/tokens`, { source: (await card(env.client)).id })
-    ).token.id;
+    const { customer, token } = await customerWithToken(env.client, {});
+    const source = token.id;
     for (let i = 0; i < 4; i++) {
       const invoice = (
         await post(env.client, "/invoices", {
