@@ -4,7 +4,11 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import {
+  type BundlingOptions,
+  NodejsFunction,
+  type NodejsFunctionProps,
+} from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
@@ -31,6 +35,8 @@ export interface ApiFunctionProps extends Omit<NodejsFunctionProps, FixedProps> 
   handler: string;
   /** What happens to the function's log group when it leaves the stack (follows the stage). */
   logRemovalPolicy: RemovalPolicy;
+  /** Package files copied next to the bundle (`swagger-ui-dist/swagger-ui.css`), read at run time. */
+  files?: readonly string[];
 }
 
 /**
@@ -46,7 +52,7 @@ export class ApiFunction extends NodejsFunction {
   readonly entry: string;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
-    const { handler, logRemovalPolicy, environment, ...options } = props;
+    const { handler, logRemovalPolicy, environment, files, ...options } = props;
     const entry = resolve(projectRoot, handlerEntry(handler));
 
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -70,7 +76,7 @@ export class ApiFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       role,
       logGroup,
-      bundling: nodejsBundling,
+      bundling: files ? withFiles(files) : nodejsBundling,
       depsLockFilePath: join(projectRoot, "package-lock.json"),
       projectRoot,
       environment: mergeEnvironment(bundlingEnvironment, environment ?? {}),
@@ -88,6 +94,22 @@ export class ApiFunction extends NodejsFunction {
         "Active tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.",
     });
   }
+}
+
+/**
+ * The shared bundling, with `files` (paths under `node_modules`) copied into the bundle's folder
+ * after esbuild ran: the function finds them under `LAMBDA_TASK_ROOT`.
+ */
+function withFiles(files: readonly string[]): BundlingOptions {
+  return {
+    ...nodejsBundling,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (inputDir, outputDir) =>
+        files.map((file) => `cp "${join(inputDir, "node_modules", file)}" "${outputDir}/"`),
+    },
+  };
 }
 
 /** The function's own variables plus the caller's; a name both set is an error, not a silent override. */

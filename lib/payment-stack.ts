@@ -222,7 +222,7 @@ export class PaymentStack extends Stack {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: ProjectionType.ALL,
+        projectionType: index.projection === "ALL" ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
       });
     }
     return table;

@@ -3,6 +3,7 @@
  * local stack (`local/`) are both built from this table: adding an endpoint is one line here plus
  * its handler in `functions/<handler>.ts`, which exports `handler`.
  */
+import { DOCS_ASSET_FILES } from "../shared/docs/assets.ts";
 import { JOB_RETRY, JOB_TARGET_VARIABLES, type ScheduledJobKind } from "../shared/scheduling/port.ts";
 import { RESEND_TYPE } from "../shared/webhooks/delivery.ts";
 import { MAX_ATTEMPTS } from "../shared/webhooks/schedule.ts";
@@ -26,8 +27,14 @@ export interface RouteDeclaration {
   path: string;
   /** Handler module under `functions/`, without extension. */
   handler: string;
-  table: TableAccess;
+  /** `none`: the function gets no access to the table at all (it serves what its code holds). */
+  table: TableAccess | "none";
   cardVault?: CardVaultAccess;
+  /**
+   * Files of installed packages (`swagger-ui-dist/swagger-ui.css`) the function reads at run time:
+   * copied next to its bundle when it is built, instead of being bundled into its code.
+   */
+  files?: readonly string[];
   /**
    * Set on a route that takes no credentials: why that is safe (it becomes the reason given where
    * the deployment acknowledges an API route without an authorizer).
@@ -41,6 +48,9 @@ export interface RouteDeclaration {
 }
 
 export type SchedulerAccess = "schedule" | "cancel";
+
+const PUBLIC_DOCUMENTATION =
+  "the API's own description (the OpenAPI document and the reference page rendering it) is public: it is generated from the code and holds no data of any project.";
 
 const THREE_DS_PAGE =
   "the shopper's browser opens the 3DS challenge page without credentials; the unguessable token in the path (192 random bits) selects the one open challenge it may answer, once.";
@@ -244,6 +254,12 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "customers/subscriptions",
     table: "read",
   },
+  {
+    method: "GET",
+    path: "/customers/{customer_id}/transactions",
+    handler: "customers/transactions",
+    table: "read",
+  },
   // The sandbox clock (shared/sandbox): advancing it runs the environment's due jobs (captures,
   // renewals) in the request, with what those jobs may do.
   { method: "GET", path: "/sandbox/clock", handler: "sandbox/get-clock", table: "read" },
@@ -291,6 +307,29 @@ export const routes: readonly RouteDeclaration[] = [
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },
+  // The contract, described (lib/contract): the OpenAPI document and its reference page.
+  {
+    method: "GET",
+    path: "/openapi.json",
+    handler: "docs/openapi",
+    table: "none",
+    unauthenticated: PUBLIC_DOCUMENTATION,
+  },
+  {
+    method: "GET",
+    path: "/docs",
+    handler: "docs/page",
+    table: "none",
+    unauthenticated: PUBLIC_DOCUMENTATION,
+  },
+  {
+    method: "GET",
+    path: "/docs/{docs_file}",
+    handler: "docs/asset",
+    table: "none",
+    files: DOCS_ASSET_FILES,
+    unauthenticated: PUBLIC_DOCUMENTATION,
+  },
 ];
 
 /** Every request no route matches goes here (API Gateway's `$default` route): a 404 in JSON. */

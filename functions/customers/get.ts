@@ -1,11 +1,10 @@
-import { CUSTOMER_EXPANSIONS, getCustomer } from "../../shared/customers/service.ts";
+import { getCustomer } from "../../shared/customers/service.ts";
+import { expandAnswer } from "../../shared/expansion/answer.ts";
 import { api } from "../../shared/http/api.ts";
-import { readExpand } from "../../shared/http/expand.ts";
 import { ok } from "../../shared/http/reply.ts";
 
 /** GET /customers/{customer_id} */
-export const handler = api(async (request) => {
-  const expand = readExpand(request, CUSTOMER_EXPANSIONS);
-  const customer = await getCustomer(request.caller, request.path.customer_id ?? "", expand);
-  return ok({ customer });
-});
+export const handler = api(
+  async (request) => ok({ customer: await getCustomer(request.caller, request.path.customer_id ?? "") }),
+  { expand: expandAnswer("customer") },
+);

@@ -1,11 +1,13 @@
-import { CUSTOMER_EXPANSIONS, pageOfCustomers } from "../../shared/customers/service.ts";
+import { pageOfCustomers } from "../../shared/customers/service.ts";
+import { expandAnswer } from "../../shared/expansion/answer.ts";
 import { api } from "../../shared/http/api.ts";
-import { readExpand } from "../../shared/http/expand.ts";
 import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
 
 /** GET /customers */
-export const handler = api(async (request) => {
-  const page = readPageRequest(request, "customer");
-  const expand = readExpand(request, CUSTOMER_EXPANSIONS);
-  return pageReply("customers", await pageOfCustomers(request.caller, page, expand), page);
-});
+export const handler = api(
+  async (request) => {
+    const page = readPageRequest(request, "customer");
+    return pageReply("customers", await pageOfCustomers(request.caller, page), page);
+  },
+  { expand: expandAnswer("customer", "customers") },
+);

@@ -1,3 +1,4 @@
+import { expandAnswer } from "../../shared/expansion/answer.ts";
 import { api } from "../../shared/http/api.ts";
 import { captureInvoice } from "../../shared/payments/capture.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
@@ -6,5 +7,5 @@ import { paymentRequest } from "../../shared/payments/core.ts";
 export const handler = api(
   (request) => captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
   // The shopper's browser or app pays with the public key (`payments/core.ts`: what it is answered).
-  { auth: "project-id" },
+  { auth: "project-id", expand: expandAnswer("transaction") },
 );

@@ -90,7 +90,7 @@ function globalSecondaryIndexes(): GlobalSecondaryIndex[] {
       { AttributeName: index.partitionKey, KeyType: "HASH" },
       { AttributeName: index.sortKey, KeyType: "RANGE" },
     ],
-    Projection: { ProjectionType: "ALL" },
+    Projection: { ProjectionType: index.projection },
   }));
 }
 

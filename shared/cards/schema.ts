@@ -39,7 +39,7 @@ const securityCode = z.preprocess(
     .optional(),
 );
 
-const cardFields = z.object({
+export const cardFields = z.object({
   exp_month: integerField.refine((month) => month >= 1 && month <= 12, "must be a month from 1 to 12"),
   exp_year: integerField.refine((year) => (year >= 0 && year <= 99) || (year >= 2000 && year <= 2099), {
     message: "must be a year: two digits (20xx) or four (2000 to 2099)",
@@ -97,7 +97,7 @@ function checkPreferredScheme(preferred: CardScheme | null, scheme: CardScheme |
 }
 
 /** What `PUT /cards/{id}` takes: a new `cvc` (mobile libraries) or `cvc2`, and `preferred_scheme`. */
-const cardChangeFields = z.object({
+export const cardChangeFields = z.object({
   cvc: securityCode,
   cvc2: securityCode,
   preferred_scheme: choice(CARD_SCHEMES),

@@ -1,6 +1,7 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchGetCommand, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
+import { batchGet } from "../db/batch.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import { type TransactItem, transactWrite } from "../db/transactions.ts";
@@ -70,37 +71,18 @@ export async function findCard(
   return Item?.type === ENTITY ? fromItem(Item) : undefined;
 }
 
-const BATCH_ATTEMPTS = 8;
-
-/** Several cards of one environment in one round trip (their public fields only), by id. */
+/** Several cards of one environment in as few round trips as DynamoDB allows (their public fields only), by id. */
 export async function findCards(scope: Scope, ids: readonly string[]): Promise<Map<string, Card>> {
+  const items = await batchGet(
+    ids.map((id) => keys.resource(scope, id)),
+    PUBLIC_ATTRIBUTES,
+  );
   const found = new Map<string, Card>();
-  let pending = [...new Set(ids)].map((id) => keys.resource(scope, id));
-  // BatchGet reads at most 100 keys and may leave some unprocessed under load: ask again for those.
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt >= BATCH_ATTEMPTS) throw new Error(`DynamoDB left ${pending.length} cards unread`);
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
-    const batch = pending.slice(0, 100);
-    const output = await dynamo.send(
-      new BatchGetCommand({
-        RequestItems: {
-          [config.tableName]: {
-            Keys: batch,
-            ConsistentRead: true,
-            ProjectionExpression: PUBLIC_PROJECTION.expression,
-            ExpressionAttributeNames: PUBLIC_PROJECTION.names,
-          },
-        },
-      }),
-    );
-    for (const item of output.Responses?.[config.tableName] ?? []) {
-      if (item.type === ENTITY) {
-        const { card } = fromItem(item);
-        found.set(card.id, card);
-      }
+  for (const item of items) {
+    if (item.type === ENTITY) {
+      const { card } = fromItem(item);
+      found.set(card.id, card);
     }
-    const unprocessed = output.UnprocessedKeys?.[config.tableName]?.Keys ?? [];
-    pending = [...(unprocessed as typeof batch), ...pending.slice(100)];
   }
   return found;
 }
@@ -130,10 +112,6 @@ const PUBLIC_ATTRIBUTES: readonly (keyof Card | "type")[] = [
   "created_at",
   "anonymized_at",
 ];
-const PUBLIC_PROJECTION = {
-  expression: PUBLIC_ATTRIBUTES.map((_, i) => `#a${i}`).join(", "),
-  names: Object.fromEntries(PUBLIC_ATTRIBUTES.map((name, i) => [`#a${i}`, name])),
-};
 
 /** A check, for the transaction that uses the card, that it is still there and not anonymized. */
 export function cardUsableCheck(scope: Scope, id: string): TransactItem {

@@ -78,19 +78,16 @@ export function customerChanges(fields: CustomerFields): Partial<CustomerFields>
   return changes;
 }
 
-export interface CustomerExpansions {
-  tokens?: unknown[];
-  project?: unknown;
-}
-
-/** The customer resource as the API returns it. */
-export function presentCustomer(customer: Customer, expanded: CustomerExpansions = {}) {
+/**
+ * The customer resource as the API returns it. Its lists (`tokens`, `subscriptions`,
+ * `transactions`) are null unless expanded (`shared/expansion`).
+ */
+export function presentCustomer(customer: Customer) {
   return {
     id: customer.id,
     project_id: customer.project_id,
-    ...(expanded.project !== undefined ? { project: expanded.project } : {}),
     default_token_id: customer.default_token_id,
-    tokens: expanded.tokens ?? null,
+    tokens: null,
     subscriptions: null,
     transactions: null,
     balance: "0",

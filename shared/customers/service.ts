@@ -4,12 +4,11 @@ import { eventWrite, eventWrites } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError, conflict, notFound } from "../http/errors.ts";
 import { isId } from "../ids.ts";
-import { presentProject } from "../projects/environment.ts";
 import { presentTokens } from "../tokens/present.ts";
 import { tokenDelete, tokenFromItem } from "../tokens/store.ts";
 import type { PresentedToken } from "../tokens/token.ts";
 import { parseInput } from "../validation/parse.ts";
-import { type Customer, customerChanges, newCustomer, presentCustomer, withChanges } from "./customer.ts";
+import { customerChanges, newCustomer, presentCustomer, withChanges } from "./customer.ts";
 import { createCustomerInput, updateCustomerInput } from "./schema.ts";
 import {
   deleteCustomer,
@@ -20,9 +19,6 @@ import {
   listCustomers,
   updateCustomer,
 } from "./store.ts";
-
-/** What a customer can expand: its tokens (same partition, one query) and its project. */
-export const CUSTOMER_EXPANSIONS = ["tokens", "project"] as const;
 
 /**
  * Validates and builds a new customer; `commit` receives the presented customer and returns the
@@ -43,17 +39,10 @@ export async function createCustomer(
   return presented;
 }
 
-export async function getCustomer(caller: Caller, id: string, expand: Set<string>) {
-  if (!isId("customer", id)) throw notFound("customer", id);
-  if (expand.has("tokens")) {
-    const found = await findCustomerWithTokens(caller.projectId, id);
-    if (!found) throw notFound("customer", id);
-    const tokens = await presentTokens(caller.projectId, found.customer.default_token_id, found.tokens);
-    return present(caller, found.customer, expand, tokens);
-  }
-  const customer = await findCustomer(caller.projectId, id);
+export async function getCustomer(caller: Caller, id: string) {
+  const customer = isId("customer", id) ? await findCustomer(caller.projectId, id) : undefined;
   if (!customer) throw notFound("customer", id);
-  return present(caller, customer, expand);
+  return presentCustomer(customer);
 }
 
 /** Attempts of a change that keeps meeting a concurrent change of the same customer. */
@@ -126,19 +115,7 @@ export async function removeCustomer(caller: Caller, id: string, now = new Date(
   throw concurrentChange(id);
 }
 
-export async function pageOfCustomers(caller: Caller, page: PageRequest, expand: Set<string>) {
+export async function pageOfCustomers(caller: Caller, page: PageRequest) {
   const result = await listCustomers(caller.projectId, page);
-  const items = await Promise.all(
-    result.items.map((customer) =>
-      expand.has("tokens") ? getCustomer(caller, customer.id, expand) : present(caller, customer, expand),
-    ),
-  );
-  return { ...result, items };
-}
-
-function present(caller: Caller, customer: Customer, expand: Set<string>, tokens?: unknown[]) {
-  return presentCustomer(customer, {
-    tokens,
-    project: expand.has("project") ? presentProject(caller.environment) : undefined,
-  });
+  return { ...result, items: result.items.map((customer) => presentCustomer(customer)) };
 }

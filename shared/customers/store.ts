@@ -18,8 +18,8 @@ import type { CustomerFields } from "./schema.ts";
 const ENTITY = "customer";
 const TOKEN_KIND = "token";
 
-/** Item attributes that are keys or bookkeeping, not part of the customer. */
-function fromItem(item: Record<string, unknown>): Customer {
+/** A customer item as read from the table, without the attributes that are keys or bookkeeping. */
+export function customerFromItem(item: Record<string, unknown>): Customer {
   const { pk, sk, gsi1pk, gsi1sk, type, version, ...customer } = item;
   // Customers stored before tokens existed have neither attribute.
   return { default_token_id: null, token_count: 0, ...customer } as unknown as Customer;
@@ -62,7 +62,9 @@ export async function findVersionedCustomer(
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),
   );
-  return Item?.type === ENTITY ? { customer: fromItem(Item), version: Number(Item.version) } : undefined;
+  return Item?.type === ENTITY
+    ? { customer: customerFromItem(Item), version: Number(Item.version) }
+    : undefined;
 }
 
 /** The customer (at its version) and its tokens (as stored) in one query: they share a partition. */
@@ -81,7 +83,7 @@ export async function findCustomerWithTokens(
   const item = Items.find((candidate) => candidate.sk === keys.resource(scope, id).sk);
   if (item?.type !== ENTITY) return undefined;
   const tokens = Items.filter((candidate) => String(candidate.sk).startsWith(keys.childPrefix(TOKEN_KIND)));
-  return { customer: fromItem(item), version: Number(item.version), tokens };
+  return { customer: customerFromItem(item), version: Number(item.version), tokens };
 }
 
 /** Why a conditional change of a customer was refused: it is gone, or it changed since it was read. */
@@ -176,7 +178,7 @@ export async function deleteCustomer(
 
 export async function listCustomers(scope: Scope, page: PageRequest): Promise<Page<Customer>> {
   const result = await queryPage(scope, ENTITY, page);
-  return { ...result, items: result.items.map(fromItem) };
+  return { ...result, items: result.items.map(customerFromItem) };
 }
 
 /**

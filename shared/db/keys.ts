@@ -76,6 +76,12 @@ export const keys = {
   }),
   customerSubscriptionsPartition: (scope: Scope, customerId: string) =>
     `${scope}#${customerId}#subscriptions`,
+  /** A customer's transactions, in the third access path (keys only), by id: listed a page at a time. */
+  customerTransaction: (scope: Scope, customerId: string, transactionId: string) => ({
+    gsi3pk: keys.customerTransactionsPartition(scope, customerId),
+    gsi3sk: transactionId,
+  }),
+  customerTransactionsPartition: (scope: Scope, customerId: string) => `${scope}#${customerId}#transactions`,
   /**
    * The sandbox gateway's own memory (`shared/gateways/sandbox/ledger.ts`), as a provider keeps it:
    * each operation under its reference (so a repeat returns the first answer and `lookup` finds it),

@@ -45,10 +45,25 @@ type PublicRequest = Omit<ApiRequest, "caller">;
  */
 export type IdempotencyParameters = (request: ApiRequest) => Promise<unknown>;
 
+/** A JSON answer's payload (what goes beside `success`). */
+export type AnswerBody = Record<string, unknown>;
+
+/**
+ * How a route expands the resources it answers (`shared/expansion`). `prepare` reads and checks the
+ * request's `expand` before any work (an unknown path is a 400 naming `expand`) and gives what
+ * expands an answer, or nothing when nothing is asked. It applies to every success the route
+ * answers, an `Idempotency-Key` replay included: stored answers keep their links as ids, and links
+ * are expanded as they are when answered.
+ */
+export interface AnswerExpansion {
+  prepare(request: ApiRequest): ((body: AnswerBody) => Promise<AnswerBody>) | undefined;
+}
+
 interface ApiOptions {
   /** Default `private-key`; `none` for the routes that need no project (the 404 fallback). */
   auth?: AuthMode | "none";
   idempotencyParameters?: IdempotencyParameters;
+  expand?: AnswerExpansion;
   notFound?: NotFoundAnswer;
 }
 
@@ -67,6 +82,7 @@ interface State {
   caller?: AuthenticatedCaller;
   request?: PublicRequest & { caller?: AuthenticatedCaller };
   idempotency?: IdempotencyHandle;
+  expandAnswer?: (body: AnswerBody) => Promise<AnswerBody>;
 }
 type ApiContext = Context & { api: State };
 
@@ -78,7 +94,7 @@ type ApiContext = Context & { api: State };
  */
 export function api(
   handle: (request: ApiRequest) => Promise<Reply>,
-  options?: { auth?: AuthMode; idempotencyParameters?: IdempotencyParameters },
+  options?: { auth?: AuthMode; idempotencyParameters?: IdempotencyParameters; expand?: AnswerExpansion },
 ): Handler;
 /** Routes without credentials (the 404 fallback, the 3DS challenge page) may also answer HTML. */
 export function api(
@@ -91,12 +107,13 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
     .use(errorAnswers())
     .use(authentication(authMode))
     .use(pathParameters(options.notFound))
-    .use(parsing())
+    .use(parsing(options.expand))
     .use(idempotency(options.idempotencyParameters))
     .handler(async (_event, context) => {
       const state = context.api;
       const reply = await handle(state.request as ApiRequest);
-      return toResult(reply, state.requestId);
+      if (!state.expandAnswer || !("body" in reply)) return toResult(reply, state.requestId);
+      return toResult({ ...reply, body: await state.expandAnswer(reply.body) }, state.requestId);
     }) as unknown as Handler;
 }
 
@@ -148,7 +165,7 @@ function pathParameters(answer?: NotFoundAnswer): MiddlewareObj<Event, Result, E
   };
 }
 
-function parsing(): MiddlewareObj<Event, Result, Error, ApiContext> {
+function parsing(expand?: AnswerExpansion): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: ({ event, context }) => {
       const state = context.api;
@@ -168,6 +185,7 @@ function parsing(): MiddlewareObj<Event, Result, Error, ApiContext> {
           return [handle.completion(stored(reply))];
         },
       };
+      if (expand) state.expandAnswer = expand.prepare(state.request as ApiRequest);
     },
   };
 }
@@ -210,10 +228,12 @@ function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, R
       );
       request.idempotencyKey = key;
       if ("replay" in acquired) {
+        const { statusCode, body } = acquired.replay;
+        const expandAnswer = statusCode < 400 ? state.expandAnswer : undefined;
         return {
-          statusCode: acquired.replay.statusCode,
+          statusCode,
           headers: { ...JSON_HEADERS, "x-request-id": state.requestId, "idempotent-replayed": "true" },
-          body: acquired.replay.body,
+          body: expandAnswer ? JSON.stringify(await expandAnswer(JSON.parse(body))) : body,
         };
       }
       state.idempotency = acquired.handle;

@@ -50,8 +50,24 @@ const tooManyFields = (source: Source) =>
     `The ${source} has more than ${INPUT_LIMITS.fields} fields (object members and list items).`,
   );
 
+/**
+ * The query string as an object. Client libraries mark a parameter they do not give with an empty
+ * value, a bare key without `=`, or the literal `null` (`?&filter=&limit=&expand_merchant_accounts=null`):
+ * such a parameter, or such an item of a list, is left out, as `null` is from JSON bodies.
+ */
 export function parseQuery(rawQueryString: string | undefined): Input {
-  return rawQueryString ? parseForm(rawQueryString, "query string") : {};
+  return rawQueryString ? withoutUnset(parseForm(rawQueryString, "query string")) : {};
+}
+
+const isUnset = (value: unknown) => value === "" || value === "null";
+
+function withoutUnset(query: Input): Input {
+  const given: Input = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (isUnset(value)) continue;
+    given[key] = Array.isArray(value) ? value.filter((item) => !isUnset(item)) : value;
+  }
+  return given;
 }
 
 /** The request body as an object, from JSON or form encoding; `null` values count as absent. */

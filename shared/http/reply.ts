@@ -31,10 +31,41 @@ export const html = (
   options: { contentSecurityPolicy: string; location?: string; framable?: boolean },
 ): HtmlReply => ({ status, html: body, ...options });
 
-/** What a handler may answer: JSON (every API endpoint) or an HTML page. */
-export type Answer = Reply | HtmlReply;
+/**
+ * A document or file served as it is (`GET /openapi.json`, the reference page's scripts and styles),
+ * not in the API's envelope; `body` as bytes when it is `gzip`-encoded or binary.
+ */
+export interface ContentReply {
+  status: number;
+  content: string | Buffer;
+  contentType: string;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export const content = (
+  status: number,
+  body: string | Buffer,
+  options: { contentType: string; headers?: Readonly<Record<string, string>> },
+): ContentReply => ({ status, content: body, ...options });
+
+/** What a handler may answer: JSON (every API endpoint), an HTML page, or a document as it is. */
+export type Answer = Reply | HtmlReply | ContentReply;
 
 export function toResult(reply: Answer, requestId: string): APIGatewayProxyStructuredResultV2 {
+  if ("content" in reply) {
+    const binary = Buffer.isBuffer(reply.content);
+    return {
+      statusCode: reply.status,
+      headers: {
+        "content-type": reply.contentType,
+        "x-content-type-options": "nosniff",
+        "x-request-id": requestId,
+        ...reply.headers,
+      },
+      body: binary ? reply.content.toString("base64") : (reply.content as string),
+      isBase64Encoded: binary,
+    };
+  }
   if ("html" in reply) {
     return {
       statusCode: reply.status,

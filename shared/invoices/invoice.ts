@@ -176,29 +176,15 @@ function merged<T extends object>(current: Settled<T>, changes: T | undefined): 
   return changes === undefined ? current : { ...current, ...sentOnly(changes) };
 }
 
-/** Expanded links, each present only when asked for; a link that is not set expands to null. */
-export interface InvoiceExpansions {
-  project?: unknown;
-  customer?: unknown;
-  transaction?: unknown;
-  token?: unknown;
-}
-
-/** The invoice resource as the API returns it; each `_id` stays beside its expanded object. */
-export function presentInvoice(invoice: Invoice, expanded: InvoiceExpansions = {}) {
-  const beside = (name: keyof InvoiceExpansions) =>
-    expanded[name] !== undefined ? { [name]: expanded[name] } : {};
+/** The invoice resource as the API returns it; links are ids (expanded by `shared/expansion`). */
+export function presentInvoice(invoice: Invoice) {
   return {
     id: invoice.id,
     project_id: invoice.project_id,
-    ...beside("project"),
     url: `${config.checkoutUrl}/${invoice.id}`,
     customer_id: invoice.customer_id,
-    ...beside("customer"),
     transaction_id: invoice.transaction_id,
-    ...beside("transaction"),
     token_id: invoice.token_id,
-    ...beside("token"),
     subscription_id: invoice.subscription_id,
     name: invoice.name,
     amount: invoice.amount,

@@ -1,19 +1,12 @@
-import { presentCustomer } from "../customers/customer.ts";
-import { findCustomer, findCustomerWithTokens } from "../customers/store.ts";
 import type { PageRequest } from "../db/listing.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
 import { conflict, errorTypeName, type InvalidField, notFound, validationFailed } from "../http/errors.ts";
 import { isId } from "../ids.ts";
-import { findTransactionRecord } from "../payments/store.ts";
-import { presentTransaction } from "../payments/transaction.ts";
-import { presentProject } from "../projects/environment.ts";
-import { presentTokens } from "../tokens/present.ts";
 import { parseInput } from "../validation/parse.ts";
 import { checkInvoiceWebhookUrl } from "../webhooks/url-policy.ts";
 import {
   type Invoice,
-  type InvoiceExpansions,
   newInvoice,
   type PresentedInvoice,
   presentInvoice,
@@ -36,9 +29,6 @@ import {
   type MissingLink,
   updateInvoice,
 } from "./store.ts";
-
-/** What an invoice can expand; each `_id` field stays beside its expanded object. */
-export const INVOICE_EXPANSIONS = ["customer", "customer.tokens", "project", "transaction", "token"] as const;
 
 /** Attempts of an update that keeps meeting a concurrent change of the same invoice. */
 const UPDATE_ATTEMPTS = 3;
@@ -73,10 +63,10 @@ export async function createInvoice(
   return presented;
 }
 
-export async function getInvoice(caller: Caller, id: string, expand: Set<string>) {
+export async function getInvoice(caller: Caller, id: string): Promise<PresentedInvoice> {
   const found = isId("invoice", id) ? await findInvoice(caller.projectId, id) : undefined;
   if (!found) throw notFound("invoice", id);
-  return present(caller, found.invoice, expand, linkReader(caller.projectId));
+  return presentInvoice(found.invoice);
 }
 
 /**
@@ -115,11 +105,9 @@ export async function removeInvoice(caller: Caller, id: string): Promise<void> {
   if (outcome === "changed") throw concurrentChange(id);
 }
 
-export async function pageOfInvoices(caller: Caller, page: PageRequest, expand: Set<string>) {
+export async function pageOfInvoices(caller: Caller, page: PageRequest) {
   const result = await listInvoices(caller.projectId, page);
-  const reader = linkReader(caller.projectId);
-  const items = await Promise.all(result.items.map((invoice) => present(caller, invoice, expand, reader)));
-  return { ...result, items };
+  return { ...result, items: result.items.map((invoice) => presentInvoice(invoice)) };
 }
 
 /**
@@ -178,89 +166,4 @@ function linkNotFound(invoice: Invoice, outcome: MissingLink) {
 function sentFields(next: Invoice, changes: InvoiceChanges): Partial<Pick<Invoice, SettableField>> {
   const sent = (Object.keys(changes) as SettableField[]).filter((field) => changes[field] !== undefined);
   return Object.fromEntries(sent.map((field) => [field, next[field]]));
-}
-
-/**
- * Reads what invoices link to, each at most once per request: the invoices of a page often share a
- * customer. A customer and its tokens are one query (they share a partition); a token is read with
- * its customer, whose default it may be.
- */
-function linkReader(scope: string) {
-  const reads = new Map<string, Promise<unknown>>();
-  const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
-    const known = reads.get(key) as Promise<T> | undefined;
-    if (known) return known;
-    const started = read();
-    reads.set(key, started);
-    return started;
-  };
-  return {
-    customer: (id: string) => once(`customer ${id}`, () => findCustomer(scope, id)),
-    customerWithTokens: (id: string) => once(`tokens ${id}`, () => findCustomerWithTokens(scope, id)),
-    transaction: (id: string) =>
-      once(`transaction ${id}`, async () => {
-        const found = await findTransactionRecord(scope, id);
-        return found && presentTransaction(found.record);
-      }),
-  };
-}
-
-type LinkReader = ReturnType<typeof linkReader>;
-
-async function present(caller: Caller, invoice: Invoice, expand: Set<string>, reader: LinkReader) {
-  return presentInvoice(invoice, await expansions(caller, invoice, expand, reader));
-}
-
-/**
- * The expanded links, read in parallel (the project comes with the caller: no read). Tokens are
- * presented by the tokens module, with their cards; transactions by the payments module.
- */
-async function expansions(
-  caller: Caller,
-  invoice: Invoice,
-  expand: Set<string>,
-  reader: LinkReader,
-): Promise<InvoiceExpansions> {
-  const { customer_id: customerId, token_id: tokenId, transaction_id: transactionId } = invoice;
-  const wantsCustomer = expand.has("customer") || expand.has("customer.tokens");
-  const wantsTokens = expand.has("customer.tokens");
-  const wantsToken = expand.has("token") && tokenId !== null && customerId !== null;
-  // The invoice's token is an item of its customer's partition: one query reads both.
-  const readPartition = wantsTokens || wantsToken;
-
-  const customerRead =
-    (wantsCustomer || wantsToken) && customerId !== null
-      ? readPartition
-        ? reader.customerWithTokens(customerId)
-        : reader.customer(customerId).then((customer) => customer && { customer, tokens: [] })
-      : Promise.resolve(undefined);
-  const transactionRead =
-    expand.has("transaction") && transactionId !== null
-      ? reader.transaction(transactionId)
-      : Promise.resolve(undefined);
-  const [found, transaction] = await Promise.all([customerRead, transactionRead]);
-
-  const scope = invoice.project_id;
-  const defaultTokenId = found?.customer.default_token_id ?? null;
-  const tokenItems = found?.tokens ?? [];
-  // Tokens are presented once: the invoice's token is one of the customer's when both are asked.
-  const tokens = wantsTokens ? await presentTokens(scope, defaultTokenId, tokenItems) : undefined;
-  const token = !wantsToken
-    ? undefined
-    : tokens
-      ? tokens.find((candidate) => candidate.id === tokenId)
-      : (
-          await presentTokens(
-            scope,
-            defaultTokenId,
-            tokenItems.filter((item) => item.id === tokenId),
-          )
-        )[0];
-
-  const expanded: InvoiceExpansions = {};
-  if (expand.has("project")) expanded.project = presentProject(caller.environment);
-  if (wantsCustomer) expanded.customer = found ? presentCustomer(found.customer, { tokens }) : null;
-  if (expand.has("token")) expanded.token = token ?? null;
-  if (expand.has("transaction")) expanded.transaction = transaction ?? null;
-  return expanded;
 }

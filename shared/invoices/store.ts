@@ -118,6 +118,9 @@ export async function insertInvoice(
   }
 }
 
+/** An invoice item as read from the table (`batchGet`), as an invoice. */
+export const invoiceFromItem = (item: Record<string, unknown>): Invoice => fromItem<Invoice>(item);
+
 export async function findInvoice(scope: Scope, id: string): Promise<Versioned | undefined> {
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, id), ConsistentRead: true }),

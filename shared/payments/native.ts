@@ -46,7 +46,7 @@ import {
  * The capture (`POST /invoices/{id}/capture` with `<configuration id>.<gateway>` as source) completes
  * it (`capture.ts`).
  */
-const nativePaymentInput = z.object({
+export const nativePaymentInput = z.object({
   gateway_configuration_id: z.string("is required").min(1, "is required").max(200),
   native_apm: z
     .object({

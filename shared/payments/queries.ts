@@ -1,9 +1,15 @@
+import { findCustomer } from "../customers/store.ts";
 import type { PageRequest } from "../db/listing.ts";
 import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
 import { isId } from "../ids.ts";
 import { invoiceOf, transactionOf } from "./core.ts";
-import { findTransactionRecord, listTransactions } from "./store.ts";
+import {
+  countCustomerTransactions,
+  findTransactionRecord,
+  listCustomerTransactions,
+  listTransactions,
+} from "./store.ts";
 import { presentTransaction } from "./transaction.ts";
 
 /** Reading transactions and refunds, as the API presents them. */
@@ -22,6 +28,18 @@ export async function invoiceTransaction(caller: Caller, invoiceId: string) {
 export async function pageOfTransactions(caller: Caller, page: PageRequest) {
   const result = await listTransactions(caller.projectId, page);
   return { ...result, items: result.items.map(presentTransaction) };
+}
+
+/** `GET /customers/{id}/transactions`: the customer's transactions, a page at a time. */
+export async function pageOfCustomerTransactions(caller: Caller, customerId: string, page: PageRequest) {
+  if (!isId("customer", customerId)) throw notFound("customer", customerId);
+  const [customer, result, totalCount] = await Promise.all([
+    findCustomer(caller.projectId, customerId),
+    listCustomerTransactions(caller.projectId, customerId, page),
+    countCustomerTransactions(caller.projectId, customerId),
+  ]);
+  if (!customer) throw notFound("customer", customerId);
+  return { ...result, totalCount, items: result.items.map(presentTransaction) };
 }
 
 export async function getRefund(caller: Caller, transactionId: string, refundId: string) {

@@ -1,9 +1,16 @@
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
+import { batchGet } from "../db/batch.ts";
 import { dynamo } from "../db/client.ts";
 import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
-import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
+import {
+  countIndexPartition,
+  type Page,
+  type PageRequest,
+  queryIndexPage,
+  queryPage,
+} from "../db/listing.ts";
 import { TABLE } from "../db/table.ts";
 import { cancelledItem, failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import { conditionAttributes, type TransactionRecord, type TransactionStatus } from "./transaction.ts";
@@ -32,7 +39,7 @@ const CONDITION_ATTRIBUTES = [
 ];
 
 function fromItem(item: Record<string, unknown>): VersionedTransaction {
-  const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, type, version, ...rest } = item;
+  const { pk, sk, gsi1pk, gsi1sk, gsi2pk, gsi2sk, gsi3pk, gsi3sk, type, version, ...rest } = item;
   for (const name of CONDITION_ATTRIBUTES) delete rest[name];
   return { record: rest as unknown as TransactionRecord, version: Number(version) };
 }
@@ -44,12 +51,18 @@ function item(record: TransactionRecord, version: number) {
     ...keys.listing(record.project_id, ENTITY, record.id),
     // While an operation is reserved, the recovery job can find it once its lease is over.
     ...(leaseUntil ? keys.reservationDue(record.id, leaseUntil) : {}),
+    // A customer's transactions are listed through the third access path.
+    ...(record.customer_id ? keys.customerTransaction(record.project_id, record.customer_id, record.id) : {}),
     type: ENTITY,
     version,
     ...conditionAttributes(record),
     ...record,
   };
 }
+
+/** A transaction item as read from the table (`batchGet`), as a record. */
+export const transactionFromItem = (item: Record<string, unknown>): TransactionRecord =>
+  fromItem(item).record;
 
 export async function findTransactionRecord(
   scope: Scope,
@@ -253,4 +266,29 @@ export async function findTokenItem(
     }),
   );
   return Item;
+}
+
+/**
+ * A page of a customer's transactions, through the third access path (keys only): the page's keys,
+ * then the transactions themselves in one batch read.
+ */
+export async function listCustomerTransactions(
+  scope: Scope,
+  customerId: string,
+  page: PageRequest,
+): Promise<Omit<Page<TransactionRecord>, "totalCount">> {
+  const found = await queryIndexPage("gsi3", keys.customerTransactionsPartition(scope, customerId), page);
+  const ids = found.items.map((item) => String(item.gsi3sk));
+  const items = await batchGet(ids.map((id) => keys.resource(scope, id)));
+  const byId = new Map(items.filter((item) => item.type === ENTITY).map((item) => [String(item.id), item]));
+  const records = ids.flatMap((id) => {
+    const item = byId.get(id);
+    return item ? [transactionFromItem(item)] : [];
+  });
+  return { items: records, hasMore: found.hasMore };
+}
+
+/** How many transactions a customer has (a count of its keys in the third access path). */
+export function countCustomerTransactions(scope: Scope, customerId: string): Promise<number> {
+  return countIndexPartition("gsi3", keys.customerTransactionsPartition(scope, customerId));
 }

@@ -34,6 +34,9 @@ function item(plan: Plan, version: number) {
   };
 }
 
+/** A plan item as read from the table (`batchGet`), as a plan. */
+export const planFromItem = (item: Record<string, unknown>): Plan => fromItem(item).plan;
+
 /** Stores a new plan; `duplicate` when the environment has (or had) a plan with this id. */
 export async function insertPlan(plan: Plan, alsoWrite: TransactItem[]): Promise<"created" | "duplicate"> {
   try {

@@ -38,7 +38,7 @@ const sandboxOnly = () =>
     "The clock can only be moved in a sandbox environment: use the project's sandbox credentials.",
   );
 
-const advanceInput = z.object({
+export const advanceInput = z.object({
   advance_to: z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
     .refine(

@@ -23,7 +23,7 @@ export interface WebhookSettings {
 }
 
 /** `PUT /projects/{id}`: `webhook_url` (an empty string removes it; absent leaves it as it is). */
-const projectChanges = z.object({ webhook_url: webhookUrl });
+export const projectChanges = z.object({ webhook_url: webhookUrl });
 
 /** `GET /projects/{id}`: the caller's own environment only; any other id is not found. */
 export async function getProjectSettings(caller: Caller, id: string) {

@@ -209,11 +209,14 @@ describe("PaymentStack", () => {
       }
     });
 
-    it("tells every route's function the table's name", () => {
+    it("tells every route's function that uses the table its name, and no other", () => {
       const tableId = Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0];
+      expect(routes.filter((route) => route.table === "none").length).toBeGreaterThan(0);
       for (const route of routes) {
         const fn = resource(devTemplate, functionLogicalId(devTemplate, route.handler));
-        expect(environmentOf(fn).TABLE_NAME, route.handler).toEqual({ Ref: tableId });
+        expect(environmentOf(fn).TABLE_NAME, route.handler).toEqual(
+          route.table === "none" ? undefined : { Ref: tableId },
+        );
       }
     });
   });
@@ -405,7 +408,7 @@ describe("PaymentStack", () => {
             { AttributeName: index.partitionKey, KeyType: "HASH" },
             { AttributeName: index.sortKey, KeyType: "RANGE" },
           ],
-          Projection: { ProjectionType: "ALL" },
+          Projection: { ProjectionType: index.projection },
         })),
         TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
       });

@@ -87,6 +87,21 @@ describe("the local stack (npm start)", () => {
     customerId = body.customer.id;
   });
 
+  it("serves the OpenAPI document with its own address, the reference page, and the page's files", async () => {
+    const client = api(stack?.url as string);
+    const document = await client.get("/openapi.json");
+    expect(document.status).toBe(200);
+    expect(document.body).toMatchObject({
+      openapi: expect.stringMatching(/^3\.1\./),
+      servers: [{ url: stack?.url }],
+    });
+    expect((await client.get("/docs")).text).toContain('src="docs/swagger-ui-bundle.js"');
+    const script = await fetch(`${stack?.url}/docs/swagger-ui-bundle.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-encoding")).toBe("gzip");
+    expect(await script.text()).toContain("SwaggerUIBundle");
+  });
+
   it("creates a working project with `npm run project -- create` against the running stack", async () => {
     const { stdout } = await run(
       process.execPath,

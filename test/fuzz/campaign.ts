@@ -1,13 +1,14 @@
 /**
  * A fuzzing campaign: generated requests (`requests.ts`) sent over real HTTP to a running API, each
- * answer checked: below 500, never empty, JSON in the success or error shape (HTML only from the
- * routes that answer pages), and an answer at all. Requests are generated in batches of a fixed
+ * answer checked: below 500, never empty, JSON in the success or error shape (documents only from the
+ * routes that answer documents), and an answer at all. Requests are generated in batches of a fixed
  * size, batch `b` from seed `seed + b`: request `n` of a campaign is the same on every run with its
  * seed, whatever the number of requests (its fixtures are made anew each time, their roles are the
  * same), and a finding names the seed and number that reproduce it.
  */
 import { Agent } from "node:http";
 import fc from "fast-check";
+import { contractOf } from "../../lib/contract/document.ts";
 import { routes } from "../../lib/topology.ts";
 import type { ProjectCredentials } from "../../shared/projects/project.ts";
 import { basicAuthorization, type RawResponse, sendRaw } from "../support/raw-http.ts";
@@ -53,11 +54,13 @@ export interface CampaignReport {
 }
 
 /**
- * Where HTML pages may come from: the routes without credentials (the 3DS page), whatever route a
- * request was generated for (an unrouted path may match one). Every other answer is JSON.
+ * Where answers other than JSON in the API's envelope may come from: the routes whose contract says
+ * they answer a document (the 3DS page, the OpenAPI document, the reference page and its files),
+ * whatever route a request was generated for (an unrouted path may match one). Their errors are
+ * still JSON errors.
  */
-const PAGE_ROUTES = routes
-  .filter((route) => route.unauthenticated)
+const DOCUMENT_ROUTES = routes
+  .filter((route) => contractOf(route).answer.kind === "document")
   .map((route) => ({
     method: route.method,
     path: new RegExp(
@@ -68,9 +71,9 @@ const PAGE_ROUTES = routes
     ),
   }));
 
-function servedByPageRoute(request: FuzzRequest): boolean {
+function servedByDocumentRoute(request: FuzzRequest): boolean {
   const path = request.target.split("?")[0] ?? "";
-  return PAGE_ROUTES.some((route) => route.method === request.method && route.path.test(path));
+  return DOCUMENT_ROUTES.some((route) => route.method === request.method && route.path.test(path));
 }
 
 export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
@@ -168,9 +171,9 @@ export function answerProblem(request: FuzzRequest, answer: RawResponse): string
   if (answer.status >= 500) return `status ${answer.status}`;
   if (answer.text === "") return `status ${answer.status} with an empty body`;
   const contentType = String(answer.headers["content-type"] ?? "");
-  if (contentType.startsWith("text/html")) {
-    return servedByPageRoute(request) ? undefined : "an HTML answer from a JSON route";
-  }
+  const json = contentType.startsWith("application/json");
+  if (servedByDocumentRoute(request) && (answer.status < 400 || !json)) return undefined;
+  if (contentType.startsWith("text/html")) return "an HTML answer from a JSON route";
   if (!contentType.startsWith("application/json")) return `content type "${contentType}"`;
   let body: unknown;
   try {

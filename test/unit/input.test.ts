@@ -115,13 +115,11 @@ describe("query strings", () => {
     expect(parseQuery("expand[]=a&expand[]=b")).toEqual({ expand: ["a", "b"] });
   });
 
-  it("keeps empty values so listing rules can read them as not given", () => {
-    expect(parseQuery("filter=&limit=0&end_before=&start_after=")).toEqual({
-      filter: "",
-      limit: "0",
-      end_before: "",
-      start_after: "",
-    });
+  it("leaves out what libraries mark as not given: an empty value, a bare key, the literal null", () => {
+    expect(parseQuery("filter=&limit=0&end_before=&start_after=")).toEqual({ limit: "0" });
+    expect(parseQuery("expand_merchant_accounts&with_disabled=null&order=asc")).toEqual({ order: "asc" });
+    expect(parseQuery("expand[]=null&expand[]=&expand[]=customer")).toEqual({ expand: ["customer"] });
+    expect(parseQuery("cancel_at_end=True&reason=None")).toEqual({ cancel_at_end: "True", reason: "None" });
   });
 });
 

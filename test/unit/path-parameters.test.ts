@@ -37,6 +37,8 @@ describe("path parameter shapes", () => {
     ["gateway_name", "sandbox"],
     ["iin", "424242"],
     ["iin", "42424242"],
+    ["docs_file", "swagger-ui-bundle.js"],
+    ["docs_file", "favicon-32x32.png"],
   ] as const)("accepts a well-formed %s (%s)", (name, value) => {
     expect(malformedPathParameter({ [name]: value })).toBeUndefined();
   });
@@ -59,6 +61,9 @@ describe("path parameter shapes", () => {
     ["iin", "42424"],
     ["iin", "424242424"],
     ["iin", "４２４２４２"],
+    ["docs_file", "../package.json"],
+    ["docs_file", ".env"],
+    ["docs_file", "swagger-ui"],
   ] as const)("refuses a malformed %s (%s)", (name, value) => {
     expect(malformedPathParameter({ [name]: value })).toEqual({
       name,

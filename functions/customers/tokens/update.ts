@@ -1,3 +1,4 @@
+import { expandAnswer } from "../../../shared/expansion/answer.ts";
 import { api } from "../../../shared/http/api.ts";
 import { ok } from "../../../shared/http/reply.ts";
 import { changeToken, NO_CUSTOMER_ACTION } from "../../../shared/tokens/service.ts";
@@ -23,5 +24,5 @@ export const handler = api(
       return ok({ token, ...(customerAction ? { customer_action: customerAction } : {}) });
     return ok({ token, customer_action: customerAction ?? NO_CUSTOMER_ACTION });
   },
-  { auth: "project-id" },
+  { auth: "project-id", expand: expandAnswer("token") },
 );

@@ -1,0 +1,457 @@
+/**
+ * The contract of every route of `lib/topology.ts`: what it is for, what it takes (the route's own
+ * zod input schema, as its domain parses it), what it answers, and what it can expand. The OpenAPI
+ * document is generated from this and the topology (`document.ts`); a unit test holds every route
+ * of the topology to an entry here, and the contract test holds live answers to the schemas.
+ */
+import * as z from "zod";
+import { cardChangeFields, cardFields } from "../../shared/cards/schema.ts";
+import { createCustomerInput, updateCustomerInput } from "../../shared/customers/schema.ts";
+import type { ResourceType } from "../../shared/expansion/fields.ts";
+import { configurationInput } from "../../shared/gateways/schema.ts";
+import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/schema.ts";
+import { nativePaymentInput } from "../../shared/payments/native.ts";
+import { authorizeInput, captureInput, incrementInput, refundInput } from "../../shared/payments/schema.ts";
+import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
+import { advanceInput } from "../../shared/sandbox/clock.ts";
+import {
+  cancelSubscriptionInput,
+  createSubscriptionInput,
+  updateSubscriptionInput,
+} from "../../shared/subscriptions/schema.ts";
+import { createTokenInput, updateTokenInput } from "../../shared/tokens/schema.ts";
+import { projectChanges } from "../../shared/webhooks/project-settings.ts";
+import {
+  cardInformationSchema,
+  cardSchema,
+  customerActionSchema,
+  customerSchema,
+  eventSchema,
+  gatewayConfigurationSchema,
+  invoiceSchema,
+  nativeApmSchema,
+  planSchema,
+  projectSettingsSchema,
+  refundSchema,
+  subscriptionSchema,
+  tokenSchema,
+  transactionSchema,
+} from "./resources.ts";
+
+/** What a route answers on success. */
+export type RouteAnswer =
+  | { kind: "json"; status: number; schema: z.ZodType }
+  | { kind: "document"; contentType: string; description: string };
+
+export interface RouteContract {
+  summary: string;
+  description?: string;
+  /** The body it reads (JSON or form-encoded alike), as its domain parses it. */
+  body?: z.ZodType;
+  /** Parameters of the query string, besides the listing ones and `expand`. */
+  query?: z.ZodObject;
+  /** A list route: `limit`, `order`, `start_after`, `end_before`. */
+  listing?: true;
+  /** The resource its answer presents and expands (`expand`). */
+  expand?: ResourceType;
+  /** `project-id`: the project id alone (the public key) will do, as browsers and apps send it. */
+  credentials?: "project-id";
+  answer: RouteAnswer;
+  /** A request body worth showing. */
+  example?: Record<string, unknown>;
+}
+
+const success = <T extends z.ZodRawShape>(shape: T, status = 200): RouteAnswer => ({
+  kind: "json",
+  status,
+  schema: z.strictObject({ success: z.literal(true), ...shape }),
+});
+const one = (name: string, schema: z.ZodType) => success({ [name]: schema });
+const page = (name: string, schema: z.ZodType) =>
+  success({
+    [name]: z.array(schema),
+    count: z.int().meta({ description: "Items in this page" }),
+    has_more: z.boolean(),
+    total_count: z.int().meta({ description: "Items in the whole list" }),
+    limit: z.int(),
+    order: z.enum(["asc", "desc"]),
+  });
+const done = success({});
+/** The private key gets the transaction and always `customer_action`; the public key only an action to run. */
+const payment = success({
+  transaction: transactionSchema.optional().meta({ description: "Only to the private key" }),
+  customer_action: customerActionSchema.optional(),
+});
+
+const flag = z.enum(["true", "false"]).optional();
+
+const cardInput = cardFields.extend({ number: z.string().meta({ description: "The card number" }) });
+
+const invoiceExample = {
+  name: "Order 42",
+  amount: "19.90",
+  currency: "EUR",
+  customer_id: "cust_01JZ5Y8W9E0000000000000000",
+  metadata: { order: "42" },
+};
+
+export const contract: Readonly<Record<string, RouteContract>> = {
+  "POST /customers": {
+    summary: "Create a customer",
+    body: createCustomerInput,
+    expand: "customer",
+    answer: one("customer", customerSchema),
+    example: {
+      first_name: "Ada",
+      last_name: "Lovelace",
+      email: "ada@example.com",
+      metadata: { plan: "gold" },
+    },
+  },
+  "GET /customers": {
+    summary: "List customers",
+    listing: true,
+    expand: "customer",
+    answer: page("customers", customerSchema),
+  },
+  "GET /customers/{customer_id}": {
+    summary: "Get a customer",
+    expand: "customer",
+    answer: one("customer", customerSchema),
+  },
+  "PUT /customers/{customer_id}": {
+    summary: "Update a customer",
+    description: "Changes the fields sent; read-only fields sent back as read (`balance`…) are ignored.",
+    body: updateCustomerInput,
+    expand: "customer",
+    answer: one("customer", customerSchema),
+  },
+  "DELETE /customers/{customer_id}": { summary: "Delete a customer and its tokens", answer: done },
+  "POST /invoices": {
+    summary: "Create an invoice",
+    body: createInvoiceInput,
+    expand: "invoice",
+    answer: one("invoice", invoiceSchema),
+    example: invoiceExample,
+  },
+  "GET /invoices": {
+    summary: "List invoices",
+    listing: true,
+    expand: "invoice",
+    answer: page("invoices", invoiceSchema),
+  },
+  "GET /invoices/{invoice_id}": {
+    summary: "Get an invoice",
+    expand: "invoice",
+    answer: one("invoice", invoiceSchema),
+  },
+  "PUT /invoices/{invoice_id}": {
+    summary: "Update an invoice",
+    description: "Only while no payment was attempted (else 409 `request.invoice.payment-attempted`).",
+    body: updateInvoiceInput,
+    expand: "invoice",
+    answer: one("invoice", invoiceSchema),
+  },
+  "DELETE /invoices/{invoice_id}": { summary: "Delete an invoice no payment was attempted on", answer: done },
+  "POST /cards": {
+    summary: "Tokenize a card",
+    description: "The project id alone authenticates, as browser and mobile libraries send it.",
+    credentials: "project-id",
+    body: cardInput,
+    answer: one("card", cardSchema),
+    example: { number: "4242424242424242", exp_month: 12, exp_year: 2030, cvc2: "123" },
+  },
+  "GET /cards/{card_id}": { summary: "Get a card", answer: one("card", cardSchema) },
+  "PUT /cards/{card_id}": {
+    summary: "Give a card a new CVC or preferred scheme",
+    description: "As the mobile libraries send it; the project id alone authenticates.",
+    credentials: "project-id",
+    body: cardChangeFields,
+    answer: one("card", cardSchema),
+    example: { cvc: "123", preferred_scheme: "visa" },
+  },
+  "GET /iins/{iin}": {
+    summary: "What the IIN ranges tell of a card number being typed",
+    credentials: "project-id",
+    answer: one("card_information", cardInformationSchema),
+  },
+  "DELETE /cards/{card_id}": { summary: "Anonymize a card", answer: done },
+  "POST /customers/{customer_id}/tokens": {
+    summary: "Create a customer token",
+    description:
+      "With `source` (a card id) it can pay at once; with `verify=true` and no source it waits for one.",
+    body: createTokenInput,
+    expand: "token",
+    answer: success({ token: tokenSchema, customer_action: customerActionSchema }),
+    example: { source: "card_01JZ5Y8W9E0000000000000000" },
+  },
+  "GET /customers/{customer_id}/tokens": {
+    summary: "List a customer's tokens",
+    listing: true,
+    expand: "token",
+    answer: page("tokens", tokenSchema),
+  },
+  "GET /customers/{customer_id}/tokens/{token_id}": {
+    summary: "Get a customer token",
+    expand: "token",
+    answer: success({ token: tokenSchema, customer_action: customerActionSchema }),
+  },
+  "PUT /customers/{customer_id}/tokens/{token_id}": {
+    summary: "Update a customer token, or attach and verify its card",
+    description:
+      "From a browser or app (the public key) it only attaches a source, through 3DS rounds when the issuer asks: `source` is then the card again, or the `gway_req_…` answer of the last round.",
+    credentials: "project-id",
+    body: updateTokenInput,
+    expand: "token",
+    answer: success({ token: tokenSchema, customer_action: customerActionSchema.optional() }),
+  },
+  "DELETE /customers/{customer_id}/tokens/{token_id}": { summary: "Delete a customer token", answer: done },
+  "POST /invoices/{invoice_id}/authorize": {
+    summary: "Authorize an invoice",
+    description:
+      "From the merchant's server or, with the public key, the shopper's browser or app; after a 3DS round, `source` is the card again or the `gway_req_…` answer.",
+    credentials: "project-id",
+    body: authorizeInput,
+    expand: "transaction",
+    answer: payment,
+    example: { source: "card_01JZ5Y8W9E0000000000000000" },
+  },
+  "POST /invoices/{invoice_id}/capture": {
+    summary: "Capture an invoice",
+    description:
+      "Without a source, captures the invoice's authorization; with one, authorizes first (only, with `authorize_only`). The public key needs a card source.",
+    credentials: "project-id",
+    body: captureInput,
+    expand: "transaction",
+    answer: payment,
+  },
+  "POST /invoices/{invoice_id}/increment_authorization": {
+    summary: "Increment an authorization",
+    body: incrementInput,
+    expand: "transaction",
+    answer: one("transaction", transactionSchema),
+    example: { amount: "5.00" },
+  },
+  "POST /invoices/{invoice_id}/void": {
+    summary: "Void an invoice's authorization",
+    expand: "transaction",
+    answer: one("transaction", transactionSchema),
+  },
+  "POST /invoices/{invoice_id}/refunds": {
+    summary: "Refund an invoice's payment",
+    body: refundInput,
+    expand: "transaction",
+    answer: success({ refund: refundSchema, transaction: transactionSchema }),
+    example: { amount: "5.00", reason: "customer_request" },
+  },
+  "GET /invoices/{invoice_id}/transactions": {
+    summary: "Get an invoice's transaction",
+    description: "An invoice has one transaction; `null` before any payment.",
+    expand: "transaction",
+    answer: success({ transaction: transactionSchema.nullable() }),
+  },
+  "POST /invoices/{invoice_id}/native-payment": {
+    summary: "Take a step of a native APM payment",
+    description: "JSON body.",
+    body: nativePaymentInput,
+    expand: "transaction",
+    answer: success({ native_apm: nativeApmSchema, transaction: transactionSchema }),
+    example: {
+      gateway_configuration_id: "gway_conf_01JZ5Y8W9E0000000000000000.sandbox",
+      native_apm: { parameter_values: { email: "native-apm-success@example.com" } },
+    },
+  },
+  "GET /invoices/{invoice_id}/native-payment/{gateway_configuration_id}": {
+    summary: "Get where a native APM payment stands",
+    expand: "transaction",
+    answer: success({
+      native_apm: z.looseObject({ state: z.string().nullable() }),
+      transaction: transactionSchema.nullable(),
+    }),
+  },
+  "GET /transactions": {
+    summary: "List transactions",
+    listing: true,
+    expand: "transaction",
+    answer: page("transactions", transactionSchema),
+  },
+  "GET /transactions/{transaction_id}": {
+    summary: "Get a transaction",
+    expand: "transaction",
+    answer: one("transaction", transactionSchema),
+  },
+  "POST /transactions/{transaction_id}/refunds": {
+    summary: "Refund a transaction",
+    body: refundInput,
+    expand: "transaction",
+    answer: success({ refund: refundSchema, transaction: transactionSchema }),
+  },
+  "GET /transactions/{transaction_id}/refunds": {
+    summary: "List a transaction's refunds",
+    answer: success({ refunds: z.array(refundSchema) }),
+  },
+  "GET /transactions/{transaction_id}/refunds/{refund_id}": {
+    summary: "Get a refund",
+    answer: one("refund", refundSchema),
+  },
+  "GET /3ds/{token}": {
+    summary: "The sandbox 3DS challenge page",
+    description: "An HTML page a `customer_action` of type `url` points to; no credentials.",
+    answer: { kind: "document", contentType: "text/html", description: "The challenge page" },
+  },
+  "POST /3ds/{token}": {
+    summary: "Answer the sandbox 3DS challenge",
+    body: z.object({ result: z.enum(["approved", "failed"]) }),
+    answer: { kind: "document", contentType: "text/html", description: "A redirect (303) or a page" },
+  },
+  "GET /3ds/{token}/fingerprint": {
+    summary: "The sandbox's browser 3DS method page",
+    description:
+      "Opened in a hidden frame (`customer_action` of type `fingerprint`); posts its `gway_req_…` answer to its parent. No credentials.",
+    answer: { kind: "document", contentType: "text/html", description: "The 3DS method page" },
+  },
+  "GET /events": { summary: "List events", listing: true, answer: page("events", eventSchema) },
+  "GET /events/{event_id}": { summary: "Get an event", answer: one("event", eventSchema) },
+  "GET /events/{event_id}/webhooks": {
+    summary: "List an event's webhook attempts and deliveries",
+    answer: success({
+      webhooks: z.array(z.looseObject({ id: z.string() })),
+      deliveries: z.array(z.looseObject({})),
+    }),
+  },
+  "POST /events/{event_id}/webhooks": {
+    summary: "Deliver an event again",
+    answer: success({ resend: z.looseObject({ id: z.string() }) }, 202),
+  },
+  "POST /plans": {
+    summary: "Create a plan",
+    body: createPlanInput,
+    answer: one("plan", planSchema),
+    example: { id: "gold-monthly", name: "Gold", amount: "9.90", currency: "EUR", interval: "1m" },
+  },
+  "GET /plans": { summary: "List plans", listing: true, answer: page("plans", planSchema) },
+  "GET /plans/{plan_id}": { summary: "Get a plan", answer: one("plan", planSchema) },
+  "PUT /plans/{plan_id}": {
+    summary: "Update a plan",
+    body: updatePlanInput,
+    answer: one("plan", planSchema),
+  },
+  "DELETE /plans/{plan_id}": { summary: "End a plan", answer: done },
+  "POST /subscriptions": {
+    summary: "Subscribe a customer",
+    body: createSubscriptionInput,
+    expand: "subscription",
+    answer: one("subscription", subscriptionSchema),
+    example: {
+      customer_id: "cust_01JZ5Y8W9E0000000000000000",
+      plan_id: "gold-monthly",
+      source: "card_01JZ5Y8W9E0000000000000000",
+    },
+  },
+  "GET /subscriptions": {
+    summary: "List subscriptions",
+    listing: true,
+    expand: "subscription",
+    answer: page("subscriptions", subscriptionSchema),
+  },
+  "GET /subscriptions/{subscription_id}": {
+    summary: "Get a subscription",
+    expand: "subscription",
+    answer: one("subscription", subscriptionSchema),
+  },
+  "PUT /subscriptions/{subscription_id}": {
+    summary: "Update a subscription",
+    body: updateSubscriptionInput,
+    expand: "subscription",
+    answer: one("subscription", subscriptionSchema),
+  },
+  "DELETE /subscriptions/{subscription_id}": {
+    summary: "Cancel a subscription",
+    description: "Now, at the end of the period paid for (`cancel_at_end=true`), or at `cancel_at`.",
+    query: cancelSubscriptionInput.extend({
+      cancel_at_end: z.enum(["true", "false", "True", "False"]).optional(),
+    }),
+    expand: "subscription",
+    answer: one("subscription", subscriptionSchema),
+  },
+  "GET /customers/{customer_id}/subscriptions": {
+    summary: "List a customer's subscriptions",
+    listing: true,
+    expand: "subscription",
+    answer: page("subscriptions", subscriptionSchema),
+  },
+  "GET /customers/{customer_id}/transactions": {
+    summary: "List a customer's transactions",
+    listing: true,
+    expand: "transaction",
+    answer: page("transactions", transactionSchema),
+  },
+  "GET /sandbox/clock": {
+    summary: "Read the sandbox clock",
+    answer: success({ clock: z.strictObject({ now: z.string() }) }),
+  },
+  "POST /sandbox/clock": {
+    summary: "Advance the sandbox clock and run the jobs that fall due",
+    body: advanceInput,
+    answer: success({
+      clock: z.strictObject({ now: z.string() }),
+      jobs: z.array(z.looseObject({ name: z.string(), kind: z.string(), outcome: z.string() })),
+      jobs_remaining: z.int(),
+    }),
+  },
+  "GET /gateway-configurations": {
+    summary: "List gateway configurations",
+    listing: true,
+    query: z.object({
+      filter: z.enum(["native-alternative-payment-methods", "card-payments"]).optional(),
+      with_disabled: flag,
+      expand_merchant_accounts: flag,
+    }),
+    answer: page("gateway_configurations", gatewayConfigurationSchema),
+  },
+  "GET /gateway-configurations/{gateway_configuration_id}": {
+    summary: "Get a gateway configuration",
+    query: z.object({ expand_merchant_accounts: flag }),
+    answer: one("gateway_configuration", gatewayConfigurationSchema),
+  },
+  "PUT /gateway-configurations/{gateway_configuration_id}": {
+    summary: "Update a gateway configuration",
+    body: configurationInput,
+    answer: one("gateway_configuration", gatewayConfigurationSchema),
+  },
+  "DELETE /gateway-configurations/{gateway_configuration_id}": {
+    summary: "Delete a gateway configuration",
+    answer: done,
+  },
+  "POST /gateways/{gateway_name}/gateway-configurations": {
+    summary: "Create a gateway configuration",
+    body: configurationInput,
+    answer: one("gateway_configuration", gatewayConfigurationSchema),
+    example: { name: "Sandbox cards", default_currency: "EUR", settings: { merchant_account: "acme" } },
+  },
+  "GET /projects/{project_id}": {
+    summary: "Get the caller's environment settings",
+    answer: one("project", projectSettingsSchema),
+  },
+  "PUT /projects/{project_id}": {
+    summary: "Set the caller's webhook URL",
+    body: projectChanges,
+    answer: one("project", projectSettingsSchema),
+  },
+  "GET /openapi.json": {
+    summary: "This document",
+    answer: { kind: "document", contentType: "application/json", description: "The OpenAPI 3.1 document" },
+  },
+  "GET /docs": {
+    summary: "The API reference page",
+    answer: { kind: "document", contentType: "text/html", description: "A page that renders this document" },
+  },
+  "GET /docs/{docs_file}": {
+    summary: "A file of the API reference page",
+    answer: {
+      kind: "document",
+      contentType: "application/octet-stream",
+      description: "A script, a style sheet or an image",
+    },
+  },
+};

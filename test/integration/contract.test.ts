@@ -1,0 +1,382 @@
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+import { contractOf, openApiDocument } from "../../lib/contract/document.ts";
+import { routeKey, routes } from "../../lib/topology.ts";
+import { config } from "../../shared/config.ts";
+import { newId } from "../../shared/ids.ts";
+import { useInProcessApi } from "../e2e/harness.ts";
+import { aWellFormed } from "../support/paths.ts";
+import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
+
+/**
+ * Issue 13: the OpenAPI document against live answers. A walk through every route of the topology
+ * on the in-process API records each answer; each is then validated against the document (the
+ * route's answer schema for its success status, the error shape for an error), and every route must
+ * have answered at least one success. A presenter that shows something its schema does not say, or
+ * a route the walk cannot reach, fails here.
+ */
+const local = useInProcessApi("Contract test");
+
+type Json = Record<string, unknown>;
+interface Recorded {
+  route: string;
+  status: number;
+  contentType: string;
+  // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field by the walk
+  body: any;
+  text: string;
+}
+const recorded: Recorded[] = [];
+
+/** Sends a request for `route` (its key in the topology) and records the answer. */
+async function call(
+  route: string,
+  target: string,
+  options: { body?: Json | string; form?: boolean; credentials?: "private" | "public" | "none" } = {},
+) {
+  const [method = "GET"] = route.split(" ");
+  const { project_id: id, private_key: key } = local.project.sandbox;
+  const who = options.credentials ?? "private";
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (who !== "none") headers.authorization = basicAuthorization(id, who === "private" ? key : "");
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    headers["content-type"] = options.form ? "application/x-www-form-urlencoded" : "application/json";
+    body = typeof options.body === "string" ? options.body : options.form ? "" : JSON.stringify(options.body);
+  }
+  const answer = await sendRaw(local.url, { method, target, headers, ...(body ? { body } : {}) });
+  const contentType = String(answer.headers["content-type"] ?? "");
+  let parsed: unknown = answer.text;
+  if (contentType.startsWith("application/json")) parsed = JSON.parse(answer.text);
+  const result: Recorded = { route, status: answer.status, contentType, body: parsed, text: answer.text };
+  recorded.push(result);
+  return result;
+}
+
+async function ok(route: string, target: string, options: Parameters<typeof call>[2] = {}) {
+  const answer = await call(route, target, options);
+  expect(answer.status, `${route}: ${answer.text.slice(0, 500)}`).toBeLessThan(400);
+  return answer.body;
+}
+
+const document = openApiDocument(config.apiUrl);
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+ajv.addSchema({ $id: "openapi", components: document.components });
+const validators = new Map<string, ValidateFunction>();
+function validatorFor(name: string): ValidateFunction {
+  let validate = validators.get(name);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `openapi#/components/schemas/${name}` });
+    validators.set(name, validate);
+  }
+  return validate;
+}
+
+/** The schema name the document gives `route`'s answer with `status`. */
+function answerSchemaName(route: string, status: number): string | undefined {
+  const [method = "", path = ""] = route.split(" ");
+  const operation = ((document.paths as Json)[path] as Json)[method.toLowerCase()] as Json;
+  const responses = operation.responses as Record<string, { content?: Record<string, { schema: Json }> }>;
+  const response = responses[String(status)] ?? responses.default;
+  const schema = response?.content?.["application/json"]?.schema;
+  const refTo = typeof schema?.$ref === "string" ? schema.$ref : undefined;
+  return refTo?.slice(refTo.lastIndexOf("/") + 1);
+}
+
+describe("the contract against live answers", () => {
+  it("walks every route of the topology", { timeout: 60_000 }, async () => {
+    const sandboxId = local.project.sandbox.project_id;
+    // Documentation, without credentials.
+    const served = await ok("GET /openapi.json", "/openapi.json", { credentials: "none" });
+    expect(served).toEqual(document);
+    expect(await ok("GET /docs", "/docs", { credentials: "none" })).toContain("swagger-ui-bundle.js");
+    await ok("GET /docs/{docs_file}", "/docs/swagger-ui.css", { credentials: "none" });
+
+    // Customers, cards and tokens.
+    const { customer } = await ok("POST /customers", "/customers?expand=project", {
+      body: { first_name: "Ada" },
+    });
+    await ok("GET /customers", "/customers?expand=tokens,project,subscriptions,transactions");
+    await ok("GET /customers/{customer_id}", `/customers/${customer.id}`);
+    await ok("PUT /customers/{customer_id}", `/customers/${customer.id}`, {
+      body: { last_name: "Lovelace" },
+    });
+    const cardBody = { number: "4242424242424242", exp_month: 12, exp_year: 2099, cvc2: "123" };
+    const { card } = await ok("POST /cards", "/cards", { body: cardBody, credentials: "public" });
+    await ok("GET /cards/{card_id}", `/cards/${card.id}`);
+    await ok("PUT /cards/{card_id}", `/cards/${card.id}`, {
+      body: { cvc: "321", preferred_scheme: "visa" },
+      credentials: "public",
+    });
+    await ok("GET /iins/{iin}", "/iins/424242", { credentials: "public" });
+    const { token } = await ok(
+      "POST /customers/{customer_id}/tokens",
+      `/customers/${customer.id}/tokens?expand=customer`,
+      {
+        body: { source: card.id },
+      },
+    );
+    await ok("GET /customers/{customer_id}/tokens", `/customers/${customer.id}/tokens?expand=customer`);
+    await ok(
+      "GET /customers/{customer_id}/tokens/{token_id}",
+      `/customers/${customer.id}/tokens/${token.id}`,
+    );
+    await ok(
+      "PUT /customers/{customer_id}/tokens/{token_id}",
+      `/customers/${customer.id}/tokens/${token.id}`,
+      {
+        body: { description: "main" },
+      },
+    );
+
+    // Invoices and payments.
+    const invoiceBody = {
+      name: "Order",
+      amount: "10.00",
+      currency: "EUR",
+      customer_id: customer.id,
+      token_id: token.id,
+    };
+    const { invoice } = await ok("POST /invoices", "/invoices?expand=customer.tokens,token,project", {
+      body: invoiceBody,
+    });
+    await ok("GET /invoices", "/invoices?expand=customer,transaction");
+    await ok("PUT /invoices/{invoice_id}", `/invoices/${invoice.id}`, { body: { name: "Order 2" } });
+    const { transaction } = await ok(
+      "POST /invoices/{invoice_id}/authorize",
+      `/invoices/${invoice.id}/authorize?expand=invoice,customer,token,card,project`,
+      {
+        body: { source: token.id, incremental: true },
+      },
+    );
+    await ok(
+      "POST /invoices/{invoice_id}/increment_authorization",
+      `/invoices/${invoice.id}/increment_authorization`,
+      {
+        body: { amount: "1.00" },
+      },
+    );
+    await ok("POST /invoices/{invoice_id}/capture", `/invoices/${invoice.id}/capture?expand=invoice`, {
+      body: {},
+    });
+    await ok(
+      "GET /invoices/{invoice_id}",
+      `/invoices/${invoice.id}?expand=transaction,customer,token,project`,
+    );
+    await ok("POST /invoices/{invoice_id}/refunds", `/invoices/${invoice.id}/refunds`, {
+      body: { amount: "1.00" },
+    });
+    await ok("GET /invoices/{invoice_id}/transactions", `/invoices/${invoice.id}/transactions?expand=card`);
+    await ok("GET /transactions", "/transactions?expand=invoice,customer,token,card,project");
+    await ok("GET /transactions/{transaction_id}", `/transactions/${transaction.id}`);
+    const { refund } = await ok(
+      "POST /transactions/{transaction_id}/refunds",
+      `/transactions/${transaction.id}/refunds`,
+      {
+        body: { amount: "1.00", reason: "duplicate" },
+      },
+    );
+    await ok("GET /transactions/{transaction_id}/refunds", `/transactions/${transaction.id}/refunds`);
+    await ok(
+      "GET /transactions/{transaction_id}/refunds/{refund_id}",
+      `/transactions/${transaction.id}/refunds/${refund.id}`,
+    );
+    await ok(
+      "GET /customers/{customer_id}/transactions",
+      `/customers/${customer.id}/transactions?expand=invoice`,
+    );
+
+    const unpaid = (
+      await ok("POST /invoices", "/invoices", { body: { name: "V", amount: "2.00", currency: "EUR" } })
+    ).invoice;
+    await ok("POST /invoices/{invoice_id}/authorize", `/invoices/${unpaid.id}/authorize`, {
+      body: { source: card.id },
+    });
+    await ok("POST /invoices/{invoice_id}/void", `/invoices/${unpaid.id}/void`, { body: {} });
+    const spare = (
+      await ok("POST /invoices", "/invoices", { body: { name: "D", amount: "2.00", currency: "EUR" } })
+    ).invoice;
+    await ok("DELETE /invoices/{invoice_id}", `/invoices/${spare.id}`);
+
+    // 3DS: a challenge page and its answer.
+    const challenged = (
+      await ok("POST /invoices", "/invoices", { body: { name: "3DS", amount: "2.00", currency: "EUR" } })
+    ).invoice;
+    const threeDsCard = (
+      await ok("POST /cards", "/cards", { body: { ...cardBody, number: "4000000000000101" } })
+    ).card;
+    const action = (
+      await ok("POST /invoices/{invoice_id}/authorize", `/invoices/${challenged.id}/authorize`, {
+        body: { source: threeDsCard.id },
+      })
+    ).customer_action;
+    const page = new URL(action.value).pathname;
+    await ok("GET /3ds/{token}", page, { credentials: "none" });
+    await ok("POST /3ds/{token}", page, { body: "result=approved", form: true, credentials: "none" });
+    // 3DS2 in a browser: the 3DS method page of a payment from the web library (the public key).
+    const web = (
+      await ok("POST /invoices", "/invoices", { body: { name: "3DS2", amount: "2.00", currency: "EUR" } })
+    ).invoice;
+    const fingerprint = (
+      await ok("POST /invoices/{invoice_id}/capture", `/invoices/${web.id}/capture`, {
+        body: { source: threeDsCard.id, enable_three_d_s_2: true },
+        credentials: "public",
+      })
+    ).customer_action;
+    await ok("GET /3ds/{token}/fingerprint", new URL(fingerprint.value).pathname, { credentials: "none" });
+
+    // Gateway configurations and a native APM payment.
+    const { gateway_configurations: natives } = await ok(
+      "GET /gateway-configurations",
+      "/gateway-configurations?filter=native-alternative-payment-methods&expand_merchant_accounts=true",
+    );
+    const native = natives[0];
+    await ok(
+      "GET /gateway-configurations/{gateway_configuration_id}",
+      `/gateway-configurations/${native.id}`,
+    );
+    const apmInvoice = (
+      await ok("POST /invoices", "/invoices", { body: { name: "APM", amount: "3.00", currency: "EUR" } })
+    ).invoice;
+    await ok(
+      "POST /invoices/{invoice_id}/native-payment",
+      `/invoices/${apmInvoice.id}/native-payment?expand=invoice`,
+      {
+        body: {
+          gateway_configuration_id: `${native.id}.sandbox`,
+          native_apm: { parameter_values: { email: "native-apm-success@example.com" } },
+        },
+      },
+    );
+    await ok(
+      "GET /invoices/{invoice_id}/native-payment/{gateway_configuration_id}",
+      `/invoices/${apmInvoice.id}/native-payment/${native.id}.sandbox`,
+    );
+    const { gateway_configuration: made } = await ok(
+      "POST /gateways/{gateway_name}/gateway-configurations",
+      "/gateways/sandbox/gateway-configurations",
+      { body: { name: "Second", default_currency: "EUR", settings: { merchant_account: "acme" } } },
+    );
+    await ok("PUT /gateway-configurations/{gateway_configuration_id}", `/gateway-configurations/${made.id}`, {
+      body: { name: "Renamed" },
+    });
+    await ok(
+      "DELETE /gateway-configurations/{gateway_configuration_id}",
+      `/gateway-configurations/${made.id}`,
+    );
+
+    // Plans, subscriptions and the sandbox clock.
+    const planBody = {
+      id: "gold",
+      name: "Gold",
+      amount: "5.00",
+      currency: "EUR",
+      interval: "1m",
+      trial_period: "7d",
+    };
+    await ok("POST /plans", "/plans", { body: planBody });
+    await ok("POST /plans", "/plans", { body: { ...planBody, id: "silver" } });
+    await ok("GET /plans", "/plans");
+    await ok("GET /plans/{plan_id}", "/plans/gold");
+    await ok("PUT /plans/{plan_id}", "/plans/gold", { body: { name: "Gold plan" } });
+    await ok("DELETE /plans/{plan_id}", "/plans/silver");
+    const { subscription } = await ok("POST /subscriptions", "/subscriptions?expand=customer,plan,token", {
+      body: { customer_id: customer.id, plan_id: "gold", source: token.id },
+    });
+    await ok("GET /subscriptions", "/subscriptions?expand=plan");
+    await ok("GET /subscriptions/{subscription_id}", `/subscriptions/${subscription.id}`);
+    await ok("PUT /subscriptions/{subscription_id}", `/subscriptions/${subscription.id}`, {
+      body: { metadata: { a: "b" } },
+    });
+    await ok(
+      "GET /customers/{customer_id}/subscriptions",
+      `/customers/${customer.id}/subscriptions?expand=plan`,
+    );
+    const { clock } = await ok("GET /sandbox/clock", "/sandbox/clock");
+    await ok("POST /sandbox/clock", "/sandbox/clock", {
+      body: { advance_to: new Date(Date.parse(clock.now) + 60_000).toISOString() },
+    });
+    await ok(
+      "DELETE /subscriptions/{subscription_id}",
+      `/subscriptions/${subscription.id}?cancel_at_end=true`,
+    );
+
+    // Events, webhooks and the project's settings.
+    await ok("PUT /projects/{project_id}", `/projects/${sandboxId}`, {
+      body: { webhook_url: "" },
+    });
+    await ok("GET /projects/{project_id}", `/projects/${sandboxId}`);
+    const { events } = await ok("GET /events", "/events?limit=1");
+    await ok("GET /events/{event_id}", `/events/${events[0].id}`);
+    await ok("GET /events/{event_id}/webhooks", `/events/${events[0].id}/webhooks`);
+    await ok("POST /events/{event_id}/webhooks", `/events/${events[0].id}/webhooks`, { body: {} });
+
+    // Deletions last.
+    await ok(
+      "DELETE /customers/{customer_id}/tokens/{token_id}",
+      `/customers/${customer.id}/tokens/${token.id}`,
+    );
+    await ok("DELETE /cards/{card_id}", `/cards/${card.id}`);
+    const other = (await ok("POST /customers", "/customers", { body: {} })).customer;
+    await ok("DELETE /customers/{customer_id}", `/customers/${other.id}`);
+
+    // Errors, in the one error shape.
+    await call("GET /customers/{customer_id}", `/customers/${newId("customer")}`);
+    await call("POST /invoices", "/invoices", { body: { name: "", amount: "x" } });
+    await call("GET /customers", "/customers", { credentials: "none" });
+    await call("GET /docs/{docs_file}", "/docs/missing.js", { credentials: "none" });
+
+    const succeeded = new Set(recorded.filter((answer) => answer.status < 400).map((answer) => answer.route));
+    expect(routes.map(routeKey).filter((key) => !succeeded.has(key))).toEqual([]);
+  });
+
+  it("answers, on every route walked, what the document says", () => {
+    expect(recorded.length).toBeGreaterThan(routes.length);
+    const mismatches: string[] = [];
+    for (const answer of recorded) {
+      const [method = "", path = ""] = answer.route.split(" ");
+      const spec = contractOf({ method: method as "GET", path });
+      if (spec.answer.kind === "document" && answer.status < 400) {
+        if (!answer.contentType.startsWith(spec.answer.contentType.split("/")[0] ?? "")) {
+          if (spec.answer.contentType !== "application/octet-stream")
+            mismatches.push(`${answer.route} ${answer.status}: content type ${answer.contentType}`);
+        }
+        continue;
+      }
+      const name = answerSchemaName(answer.route, answer.status);
+      if (!name) {
+        mismatches.push(`${answer.route} ${answer.status}: the document has no answer for this status`);
+        continue;
+      }
+      const validate = validatorFor(name);
+      if (!validate(answer.body)) {
+        mismatches.push(`${answer.route} ${answer.status} (${name}): ${ajv.errorsText(validate.errors)}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it("is what the schemas say: a presenter's extra field would not pass", () => {
+    const customer = recorded.find((answer) => answer.route === "GET /customers/{customer_id}")?.body;
+    const validate = validatorFor("CustomersGetAnswer");
+    expect(validate(customer)).toBe(true);
+    expect(validate({ ...customer, customer: { ...customer.customer, secret: "x" } })).toBe(false);
+  });
+
+  it("matches each handler: a route expands exactly when its contract says, and takes the credentials it says", async () => {
+    const disagreements: string[] = [];
+    for (const route of routes.filter((candidate) => !candidate.unauthenticated)) {
+      const spec = contractOf(route);
+      const target = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => aWellFormed(name));
+      const key = routeKey(route);
+      const bogus = await call(key, `${target}?expand=no-such-field`, { body: {} });
+      const refused = bogus.status === 400 && bogus.body.error_type === "request.validation.invalid-expand";
+      if (refused !== Boolean(spec.expand)) disagreements.push(`${key}: expand refused ${refused}`);
+      const publicKey = await call(key, target, { body: {}, credentials: "public" });
+      if ((publicKey.status !== 401) !== (spec.credentials === "project-id")) {
+        disagreements.push(`${key}: the public key answered ${publicKey.status}`);
+      }
+    }
+    expect(disagreements).toEqual([]);
+  });
+});
