@@ -1,6 +1,7 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
+  CorsHttpMethod,
   HttpApi,
   HttpRoute,
   HttpRouteKey,
@@ -29,7 +30,7 @@ import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
 import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
 import { groupRoutes, RouteStack, type RouteStackInputs } from "./route-stacks.ts";
 import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
-import { topology as declaredTopology, fallbackRoute, functionId, type Topology } from "./topology.ts";
+import { cors, topology as declaredTopology, fallbackRoute, functionId, type Topology } from "./topology.ts";
 
 /** Stages whose data must outlive the stack: their table and logs are retained. */
 export const PERSISTENT_STAGES: readonly string[] = ["prod", "staging"];
@@ -128,6 +129,15 @@ export class PaymentStack extends Stack {
       apiName: this.stackName,
       description: `Payment API (${stage})`,
       createDefaultStage: false,
+      // API Gateway answers every preflight itself and adds the allowed origin to every answer.
+      corsPreflight: {
+        allowOrigins: [...cors.allowOrigins],
+        allowMethods: cors.allowMethods.map((method) => CorsHttpMethod[method]),
+        allowHeaders: [...cors.allowHeaders],
+        exposeHeaders: [...cors.exposeHeaders],
+        maxAge: Duration.seconds(cors.maxAgeSeconds),
+        allowCredentials: false,
+      },
     });
 
     this.scheduledJobs = buildScheduledJobs(this, {

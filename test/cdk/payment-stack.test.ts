@@ -12,6 +12,7 @@ import { projectRoot } from "../../lib/bundling.ts";
 import { CONTEXT_DEFAULTS, PaymentStack, validateStage } from "../../lib/payment-stack.ts";
 import {
   allHandlers,
+  cors,
   fallbackRoute,
   handlerEntry,
   queues,
@@ -510,6 +511,26 @@ describe("PaymentStack", () => {
         routeKey: "$context.routeKey",
         status: "$context.status",
         latency: "$context.responseLatency",
+      });
+    });
+
+    it("answers CORS preflights itself, from the topology's declaration: any origin, headers named one by one, no credentials", () => {
+      const [api] = Object.values(resourcesOf(devTemplate, "AWS::ApiGatewayV2::Api"));
+      const configuration = (api as CfnResource).Properties.CorsConfiguration as Record<string, unknown>;
+      expect(configuration).toEqual({
+        AllowOrigins: ["*"],
+        AllowMethods: ["GET", "POST", "PUT", "DELETE"],
+        AllowHeaders: [
+          "authorization",
+          "content-type",
+          "idempotency-key",
+          "api-version",
+          "x-processout-js-version",
+          "x-processout-client-secret",
+        ],
+        ExposeHeaders: [...cors.exposeHeaders],
+        MaxAge: cors.maxAgeSeconds,
+        AllowCredentials: false,
       });
     });
 
