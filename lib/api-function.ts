@@ -4,9 +4,14 @@ import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { IKey } from "aws-cdk-lib/aws-kms";
 import { Architecture, type Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import {
+  type BundlingOptions,
+  NodejsFunction,
+  type NodejsFunctionProps,
+} from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { BROWSER_ASSETS_DIR_VARIABLE } from "../shared/http/assets.ts";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
 import { nagRendering } from "./nag.ts";
 import { type CardVaultAccess, handlerEntry, type TableAccess } from "./topology.ts";
@@ -29,6 +34,8 @@ type FixedProps =
 export interface ApiFunctionProps extends Omit<NodejsFunctionProps, FixedProps> {
   /** Handler module under `functions/`, as declared in `lib/topology.ts` (e.g. `customers/create`). */
   handler: string;
+  /** The scripts built for browsers go into the bundle, in `browser/` (`lib/browser-assets.ts`). */
+  browserAssets?: boolean;
   /** What happens to the function's log group when it leaves the stack (follows the stage). */
   logRemovalPolicy: RemovalPolicy;
 }
@@ -46,7 +53,7 @@ export class ApiFunction extends NodejsFunction {
   readonly entry: string;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
-    const { handler, logRemovalPolicy, environment, ...options } = props;
+    const { handler, logRemovalPolicy, environment, browserAssets, ...options } = props;
     const entry = resolve(projectRoot, handlerEntry(handler));
 
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -70,10 +77,16 @@ export class ApiFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       role,
       logGroup,
-      bundling: nodejsBundling,
+      bundling: browserAssets ? withBrowserAssets(nodejsBundling) : nodejsBundling,
       depsLockFilePath: join(projectRoot, "package-lock.json"),
       projectRoot,
-      environment: mergeEnvironment(bundlingEnvironment, environment ?? {}),
+      environment: mergeEnvironment(
+        {
+          ...bundlingEnvironment,
+          ...(browserAssets ? { [BROWSER_ASSETS_DIR_VARIABLE]: BUNDLED_ASSETS_DIR } : {}),
+        },
+        environment ?? {},
+      ),
     });
     this.entry = entry;
 
@@ -88,6 +101,26 @@ export class ApiFunction extends NodejsFunction {
         "Active tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.",
     });
   }
+}
+
+/** Where the browser scripts are in a deployed bundle (Lambda unpacks it in `/var/task`). */
+const BUNDLED_ASSETS_DIR = "/var/task/browser";
+
+/**
+ * The bundling, followed by the build of the browser scripts into the bundle's `browser/` folder,
+ * with the very build the local stack runs (`lib/browser-assets.ts`).
+ */
+function withBrowserAssets(bundling: BundlingOptions): BundlingOptions {
+  const tsx = join(projectRoot, "node_modules", ".bin", "tsx");
+  const build = join(projectRoot, "lib", "browser-assets.ts");
+  return {
+    ...bundling,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_inputDir, outputDir) => [`"${tsx}" "${build}" "${join(outputDir, "browser")}"`],
+    },
+  };
 }
 
 /** The function's own variables plus the caller's; a name both set is an error, not a silent override. */

@@ -40,8 +40,6 @@ const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
 
 /** Defaults for the context values the stack reads (`cdk synth -c name=value` overrides them). */
 export const CONTEXT_DEFAULTS = {
-  /** Base address of the hosted checkout pages, passed to the functions as `CHECKOUT_URL`. */
-  checkoutUrl: "https://checkout.example.com",
   /** Steady-state requests per second the API's stage accepts. */
   rateLimit: 100,
   /** Requests the stage accepts in a burst above the rate. */
@@ -77,7 +75,7 @@ export interface PaymentStackProps extends StackProps {
  * outputs); the routes live in nested stacks, one per resource group (`lib/route-stacks.ts`), so
  * that no stack comes near CloudFormation's 500 resources.
  *
- * Context values: `checkoutUrl` (default https://checkout.example.com), `rateLimit` and
+ * Context values: `checkoutUrl` (default: the API serves the checkout pages itself), `rateLimit` and
  * `burstLimit` (default 100 and 200 requests per second) for the API's stage.
  */
 export class PaymentStack extends Stack {
@@ -116,11 +114,14 @@ export class PaymentStack extends Stack {
     this.table = this.buildTable(removalPolicy, persistent);
     this.cardKeys = this.buildCardKeys(removalPolicy);
 
-    const environment = {
+    // Invoices' checkout links are `<API>/checkout/…` (served by the API itself) unless `checkoutUrl`
+    // names another address in front of it.
+    const checkoutUrl = this.contextString("checkoutUrl");
+    const routeEnvironment = {
       STAGE: stage,
       POWERTOOLS_SERVICE_NAME: "payment-api",
       LOG_LEVEL: "INFO",
-      CHECKOUT_URL: this.contextString("checkoutUrl", CONTEXT_DEFAULTS.checkoutUrl),
+      ...(checkoutUrl ? { CHECKOUT_URL: checkoutUrl } : {}),
     };
 
     this.api = new HttpApi(this, "HttpApi", {
@@ -139,6 +140,11 @@ export class PaymentStack extends Stack {
         allowCredentials: false,
       },
     });
+
+    // Links the API hands out (3DS challenge pages, invoices' checkout pages, also in events that jobs
+    // record) are built from API_URL: the API's endpoint is an attribute of the API alone, so no
+    // function naming it makes a dependency cycle. Route stacks pass it on as a parameter of theirs.
+    const environment = { ...routeEnvironment, API_URL: this.api.apiEndpoint };
 
     this.scheduledJobs = buildScheduledJobs(this, {
       jobs: topology.scheduledJobs,
@@ -175,7 +181,7 @@ export class PaymentStack extends Stack {
         new RouteStack(this, group.id, {
           routes: group.routes,
           inputs: routeInputs,
-          environment,
+          environment: routeEnvironment,
           removalPolicy,
           description: `Payment API (${stage}): ${group.routes.length} routes of functions/${group.resource}/`,
         }),
@@ -321,9 +327,9 @@ export class PaymentStack extends Stack {
     return topic;
   }
 
-  private contextString(key: string, fallback: string): string {
+  private contextString(key: string): string | undefined {
     const value: unknown = this.node.tryGetContext(key);
-    if (value === undefined) return fallback;
+    if (value === undefined) return undefined;
     if (typeof value !== "string" || value === "")
       throw new Error(`Context ${key} must be a non-empty string`);
     return value;

@@ -89,10 +89,12 @@ export class RouteStack extends NestedStack {
   constructor(scope: Construct, id: string, props: RouteStackProps) {
     super(scope, id, { description: props.description });
     const { inputs } = props;
-    const table = Table.fromTableAttributes(this, "Table", {
-      tableName: this.input("TableName", inputs.tableName),
-      grantIndexPermissions: true,
-    });
+    const table = once(() =>
+      Table.fromTableAttributes(this, "Table", {
+        tableName: this.input("TableName", inputs.tableName),
+        grantIndexPermissions: true,
+      }),
+    );
     const api = HttpApi.fromHttpApiAttributes(this, "HttpApi", {
       httpApiId: this.input("HttpApiId", inputs.apiId),
       apiEndpoint: this.input("HttpApiEndpoint", inputs.apiEndpoint),
@@ -127,12 +129,13 @@ export class RouteStack extends NestedStack {
         handler: route.handler,
         environment: props.environment,
         logRemovalPolicy: props.removalPolicy,
+        ...(route.browserAssets ? { browserAssets: true } : {}),
       });
-      // Links the API hands out (3DS challenge pages) are built from API_URL. The API's endpoint
+      // Links the API hands out (3DS challenge pages, checkout pages) are built from API_URL. The API's endpoint
       // is an attribute of the API alone (not of its routes or stage), so the functions can name
       // it without a dependency cycle; a custom domain would be passed here instead.
       fn.addEnvironment("API_URL", api.apiEndpoint);
-      grantTable(fn, table, route.table);
+      if (route.table !== "none") grantTable(fn, table(), route.table);
       if (route.cardVault) grantCardVault(fn, cardKeys(), route.cardVault);
       if (route.scheduler) grantScheduling(fn, scheduling(), route.scheduler);
       this.functions.set(route.handler, fn);

@@ -26,8 +26,14 @@ export interface RouteDeclaration {
   path: string;
   /** Handler module under `functions/`, without extension. */
   handler: string;
-  table: TableAccess;
+  /** `none`: the function gets no access to the table, nor its name. */
+  table: TableAccess | "none";
   cardVault?: CardVaultAccess;
+  /**
+   * The function serves the scripts built for browsers (`lib/browser-assets.ts`): they are built
+   * into its bundle.
+   */
+  browserAssets?: true;
   /**
    * Set on a route that takes no credentials: why that is safe (it becomes the reason given where
    * the deployment acknowledges an API route without an authorizer).
@@ -280,6 +286,24 @@ export const routes: readonly RouteDeclaration[] = [
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },
+  // The hosted checkout page of an invoice (shared/checkout) and the scripts served to browsers.
+  {
+    method: "GET",
+    path: "/checkout/{project_id}/{invoice_id}",
+    handler: "checkout/show",
+    table: "read",
+    unauthenticated:
+      "the shopper opens the invoice's checkout link without credentials; the link's key (192 random bits, kept on the invoice) is what shows the invoice, and paying takes the public key like any payment page.",
+  },
+  {
+    method: "GET",
+    path: "/assets/{asset}",
+    handler: "assets/get",
+    table: "none",
+    browserAssets: true,
+    unauthenticated:
+      "it serves the public scripts built for browsers (the payments module), and reads no data.",
+  },
 ];
 
 /**

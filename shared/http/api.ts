@@ -110,7 +110,7 @@ type AnswerShown = (reply: Answer, caller: AuthenticatedCaller | undefined) => A
 
 function answerShown(access: PublicKeyAccess | undefined): AnswerShown {
   return (reply, caller) =>
-    access && caller?.credential === "public-key" && !("html" in reply)
+    access && caller?.credential === "public-key" && "body" in reply
       ? { ...reply, body: access.answer(reply.body) }
       : reply;
 }

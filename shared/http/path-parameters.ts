@@ -54,6 +54,8 @@ export const PATH_PARAMETERS = {
     resource: "gateway-configuration",
   },
   gateway_name: { pattern: new RegExp(`^${GATEWAY_NAME}$`), resource: "gateway" },
+  /** A script served to browsers (`shared/http/assets.ts`). */
+  asset: { pattern: /^[a-z][a-z0-9-]{0,40}\.js$/, resource: "asset" },
   /** The first 6 to 8 digits of a card number. */
   iin: { pattern: /^[0-9]{6,8}$/, resource: "iin" },
 } as const satisfies Record<string, PathParameterShape>;

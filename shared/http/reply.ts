@@ -29,10 +29,30 @@ export const html = (
   options: { contentSecurityPolicy: string; location?: string },
 ): HtmlReply => ({ status, html: body, ...options });
 
-/** What a handler may answer: JSON (every API endpoint) or an HTML page. */
-export type Answer = Reply | HtmlReply;
+/** A script served to browsers (`shared/http/assets.ts`), which they may keep for `cacheSeconds`. */
+export interface AssetReply {
+  status: number;
+  asset: string;
+  contentType: string;
+  cacheSeconds: number;
+}
+
+/** What a handler may answer: JSON (every API endpoint), an HTML page, or a browser asset. */
+export type Answer = Reply | HtmlReply | AssetReply;
 
 export function toResult(reply: Answer, requestId: string): APIGatewayProxyStructuredResultV2 {
+  if ("asset" in reply) {
+    return {
+      statusCode: reply.status,
+      headers: {
+        "content-type": reply.contentType,
+        "cache-control": `public, max-age=${reply.cacheSeconds}`,
+        "x-content-type-options": "nosniff",
+        "x-request-id": requestId,
+      },
+      body: reply.asset,
+    };
+  }
   if ("html" in reply) {
     return {
       statusCode: reply.status,

@@ -199,20 +199,27 @@ describe("PaymentStack", () => {
       }
     });
 
-    it("passes the stage, service name, log level and checkout URL to every function", () => {
+    it("passes the stage, service name, log level and the API's own endpoint (links) to every function", () => {
+      const api = dev.getLogicalId(dev.api.node.defaultChild as CfnElement);
       for (const fn of Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function"))) {
         expect(environmentOf(fn)).toMatchObject({
           STAGE: "dev",
           POWERTOOLS_SERVICE_NAME: "payment-api",
           LOG_LEVEL: "INFO",
-          CHECKOUT_URL: CONTEXT_DEFAULTS.checkoutUrl,
+          API_URL: { "Fn::GetAtt": [api, "ApiEndpoint"] },
         });
+        // Checkout links default to the API's own pages (`<API_URL>/checkout`).
+        expect(environmentOf(fn)).not.toHaveProperty("CHECKOUT_URL");
       }
     });
 
-    it("tells every route's function the table's name", () => {
+    it("tells every route's function that uses the table the table's name, and no other", () => {
       const tableId = Object.keys(resourcesOf(devTemplate, "AWS::DynamoDB::Table"))[0];
-      for (const route of routes) {
+      for (const route of routes.filter((candidate) => candidate.table === "none")) {
+        const fn = resource(devTemplate, functionLogicalId(devTemplate, route.handler));
+        expect(environmentOf(fn), route.handler).not.toHaveProperty("TABLE_NAME");
+      }
+      for (const route of routes.filter((candidate) => candidate.table !== "none")) {
         const fn = resource(devTemplate, functionLogicalId(devTemplate, route.handler));
         expect(environmentOf(fn).TABLE_NAME, route.handler).toEqual({ Ref: tableId });
       }
@@ -271,12 +278,17 @@ describe("PaymentStack", () => {
       }
     });
 
-    it("gives the fallback function no DynamoDB permission and no TABLE_NAME", () => {
-      const fallbackId = functionLogicalId(devTemplate, fallbackRoute.handler);
-      expect(
-        actionsOf(statementsOf(devTemplate, fallbackId)).filter((a) => a.startsWith("dynamodb:")),
-      ).toEqual([]);
-      expect(environmentOf(resource(devTemplate, fallbackId))).not.toHaveProperty("TABLE_NAME");
+    it("gives the fallback function and the routes without table access no DynamoDB permission and no TABLE_NAME", () => {
+      const tableless = [fallbackRoute, ...routes.filter((route) => route.table === "none")];
+      expect(tableless.length).toBeGreaterThan(1);
+      for (const { handler } of tableless) {
+        const id = functionLogicalId(devTemplate, handler);
+        expect(
+          actionsOf(statementsOf(devTemplate, id)).filter((a) => a.startsWith("dynamodb:")),
+          handler,
+        ).toEqual([]);
+        expect(environmentOf(resource(devTemplate, id)), handler).not.toHaveProperty("TABLE_NAME");
+      }
     });
 
     it("uses no AWS managed policy: a function's role may write logs only to the function's own log group", () => {

@@ -237,6 +237,8 @@ export function useInProcessApi(projectName: string): InProcessApi {
   beforeAll(async () => {
     server = createLocalApi();
     const url = `http://localhost:${await listen(server, 0)}`;
+    // Links the API hands out (3DS pages, checkout pages) point at this server, as in the local stack.
+    process.env.API_URL = url;
     const project = await createProject(projectName);
     state = { url, project, sandbox: api(url, project.sandbox), live: api(url, project.live) };
   });

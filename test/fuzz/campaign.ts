@@ -53,8 +53,9 @@ export interface CampaignReport {
 }
 
 /**
- * Where HTML pages may come from: the routes without credentials (the 3DS page), whatever route a
- * request was generated for (an unrouted path may match one). Every other answer is JSON.
+ * Where HTML pages and scripts may come from: the routes without credentials (the 3DS and checkout
+ * pages, the browser scripts), whatever route a request was generated for (an unrouted path may
+ * match one). Every other answer is JSON.
  */
 const PAGE_ROUTES = routes
   .filter((route) => route.unauthenticated)
@@ -168,8 +169,8 @@ export function answerProblem(request: FuzzRequest, answer: RawResponse): string
   if (answer.status >= 500) return `status ${answer.status}`;
   if (answer.text === "") return `status ${answer.status} with an empty body`;
   const contentType = String(answer.headers["content-type"] ?? "");
-  if (contentType.startsWith("text/html")) {
-    return servedByPageRoute(request) ? undefined : "an HTML answer from a JSON route";
+  if (contentType.startsWith("text/html") || contentType.startsWith("text/javascript")) {
+    return servedByPageRoute(request) ? undefined : `a ${contentType} answer from a JSON route`;
   }
   if (!contentType.startsWith("application/json")) return `content type "${contentType}"`;
   let body: unknown;

@@ -32,9 +32,10 @@ describe("malformed path parameters", () => {
               : await client.post(path, {});
 
       expect(answer.status).toBe(404);
-      if (route.unauthenticated) {
-        expect(answer.headers.get("content-type")).toContain("text/html");
-        expect(answer.text).toContain("Challenge not found");
+      if (answer.headers.get("content-type")?.startsWith("text/html")) {
+        // The pages (3DS challenge, checkout) answer their own "not found" page.
+        expect(route.unauthenticated, "an HTML answer from an API route").toBeDefined();
+        expect(answer.text).toMatch(/<h1>[^<]* not found<\/h1>/);
       } else {
         expect(answer.body).toMatchObject({
           success: false,
