@@ -32,6 +32,16 @@ function only<T extends Record<string, unknown>>(value: T, names: readonly strin
 /** The device data the libraries send for 3DS2 (`device`); mobile libraries name their 3DS SDK. */
 const DEVICE_FIELDS = ["device", "enable_three_d_s_2", "third_party_sdk_version"] as const;
 
+/**
+ * `customer_action` when there is one to perform, else nothing: the web library performs any
+ * `customer_action` present and not null, and fails on an empty `{}` (which server libraries need).
+ */
+function actionToPerform(body: Record<string, unknown>): Record<string, unknown> {
+  const action = body.customer_action;
+  const toPerform = typeof action === "object" && action !== null && "type" in action;
+  return toPerform ? { customer_action: action } : {};
+}
+
 const requireSource = (body: Input, what: string) => {
   if (body.source === undefined || body.source === null || body.source === "") {
     throw authenticationFailed(`With the project id alone (the public key), ${what} needs a source.`);
@@ -49,7 +59,8 @@ export const PUBLIC_KEY_ACCESS = {
    * customer token, the `gway_req_…` answer to a customer action, or a native APM configuration),
    * with the options the libraries offer. Capturing an authorization already made (no source), a
    * partial capture (`amount`) and the transaction's `metadata` stay the merchant's server's. The
-   * answer tells only what the customer must do next (`customer_action`), never the transaction.
+   * answer tells only what the customer must do next (`customer_action`, absent when nothing),
+   * never the transaction.
    */
   payment: {
     request: ({ query, body }) => {
@@ -69,7 +80,7 @@ export const PUBLIC_KEY_ACCESS = {
         ]),
       };
     },
-    answer: (body) => only(body, ["customer_action"]),
+    answer: actionToPerform,
   },
   /** `POST /invoices/{id}/increment_authorization`: the amount; the answer is the outcome alone. */
   increment: {
@@ -85,7 +96,7 @@ export const PUBLIC_KEY_ACCESS = {
       requireSource(body, "a customer token change");
       return { query, body: only(body, ["source", "verify", "preferred_scheme", ...DEVICE_FIELDS]) };
     },
-    answer: (body) => only(body, ["token", "customer_action"]),
+    answer: (body) => ({ ...only(body, ["token"]), ...actionToPerform(body) }),
   },
   /**
    * `GET /gateway-configurations`: the enabled configurations a payment page may offer
