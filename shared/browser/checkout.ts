@@ -61,16 +61,24 @@ function setUp(form: HTMLFormElement) {
       });
       await payments.makeCardPayment(invoiceId, card.id);
     } catch (error) {
-      button.disabled = false;
       status.textContent = "";
       const refusal =
         error instanceof PaymentError ? error : new PaymentError("payments.error", "Something went wrong.");
       if (refusal.code.startsWith("card.invalid")) {
+        button.disabled = false;
         showFieldError(field("number"), refusal.message);
         field("number").focus();
         return;
       }
-      showFailure(failure, failureText(refusal));
+      // A decline is the invoice's one payment's outcome: trying again, even with another card, cannot pay it.
+      const declined = isDecline(refusal);
+      button.disabled = declined;
+      showFailure(
+        failure,
+        declined
+          ? `${failureText(refusal)} This payment cannot be tried again: ask the merchant for a new payment link.`
+          : failureText(refusal),
+      );
       return;
     }
     if (returnUrl) {
@@ -88,6 +96,13 @@ function showPaid() {
   document.getElementById("pay")?.remove();
   result.hidden = false;
   result.querySelector("h2")?.focus();
+}
+
+function isDecline(refusal: PaymentError): boolean {
+  return (
+    (refusal.code.startsWith("card.") || refusal.code.startsWith("gateway.")) &&
+    refusal.code !== "gateway.timeout"
+  );
 }
 
 function failureText(refusal: PaymentError): string {
