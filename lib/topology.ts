@@ -64,7 +64,10 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "DELETE", path: "/invoices/{invoice_id}", handler: "invoices/delete", table: "write" },
   { method: "POST", path: "/cards", handler: "cards/create", table: "write", cardVault: "seal" },
   { method: "GET", path: "/cards/{card_id}", handler: "cards/get", table: "read" },
+  { method: "PUT", path: "/cards/{card_id}", handler: "cards/update", table: "write", cardVault: "seal" },
   { method: "DELETE", path: "/cards/{card_id}", handler: "cards/delete", table: "write" },
+  // What the schemes' IIN ranges tell of a card number being typed (no table beyond the caller's).
+  { method: "GET", path: "/iins/{iin}", handler: "iins/get", table: "read" },
   // Creating and updating a token may verify its card with the gateway: they open the card.
   {
     method: "POST",
@@ -188,6 +191,14 @@ export const routes: readonly RouteDeclaration[] = [
     path: "/3ds/{token}",
     handler: "challenges/answer",
     table: "write",
+    unauthenticated: THREE_DS_PAGE,
+  },
+  // The browser's 3DS method page (3DS2), loaded in a hidden frame: it records nothing.
+  {
+    method: "GET",
+    path: "/3ds/{token}/fingerprint",
+    handler: "challenges/fingerprint",
+    table: "read",
     unauthenticated: THREE_DS_PAGE,
   },
   { method: "GET", path: "/events", handler: "events/list", table: "read" },

@@ -3,8 +3,9 @@ import { api } from "../../shared/http/api.ts";
 import { authorizeInvoice } from "../../shared/payments/authorize.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
 
-/** POST /invoices/{invoice_id}/authorize (the public key too: paying from the browser) */
+/** POST /invoices/{invoice_id}/authorize */
 export const handler = api(
   (request) => authorizeInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+  // The shopper's browser or app pays with the public key (`payments/core.ts`: what it is answered).
   { publicKey: PUBLIC_KEY_ACCESS.payment },
 );

@@ -3,8 +3,9 @@ import { api } from "../../shared/http/api.ts";
 import { captureInvoice } from "../../shared/payments/capture.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
 
-/** POST /invoices/{invoice_id}/capture (the public key too: paying from the browser) */
+/** POST /invoices/{invoice_id}/capture */
 export const handler = api(
   (request) => captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
+  // The shopper's browser or app pays with the public key (`payments/core.ts`: what it is answered).
   { publicKey: PUBLIC_KEY_ACCESS.payment },
 );

@@ -116,15 +116,25 @@ const SCHEME_RULES: readonly SchemeRule[] = [
 
 /** The scheme whose IIN ranges and lengths the number fits; null when none does (it may still be valid). */
 export function detectScheme(digits: string): CardScheme | null {
-  for (const rule of SCHEME_RULES) {
-    if (!rule.lengths.includes(digits.length)) continue;
-    const inRange = rule.ranges.some(([low, high]) => {
-      const prefix = digits.slice(0, low.length);
-      return prefix >= low && prefix <= high;
-    });
-    if (inRange) return rule.scheme;
-  }
-  return null;
+  return (
+    SCHEME_RULES.find((rule) => rule.lengths.includes(digits.length) && inRanges(rule, digits))?.scheme ??
+    null
+  );
+}
+
+/**
+ * The scheme of the cards an IIN (the first 6 to 8 digits) starts: by the IIN ranges alone, as the
+ * number's length is not known. Null when no range holds it.
+ */
+export function schemeOfIin(prefix: string): CardScheme | null {
+  return SCHEME_RULES.find((rule) => inRanges(rule, prefix))?.scheme ?? null;
+}
+
+function inRanges(rule: SchemeRule, digits: string): boolean {
+  return rule.ranges.some(([low, high]) => {
+    const prefix = digits.slice(0, low.length);
+    return prefix >= low && prefix <= high;
+  });
 }
 
 /** How many digits the scheme's security code has: 4 on American Express cards, 3 on the others. */

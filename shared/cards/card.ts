@@ -1,5 +1,7 @@
+import { clock } from "../clock.ts";
 import type { CheckResults } from "../gateways/connector.ts";
 import type { Caller } from "../http/auth.ts";
+import { invalidField } from "../http/errors.ts";
 import type { CardScheme } from "./card-number.ts";
 import { iin, lastDigits } from "./card-number.ts";
 import type { CardInput } from "./schema.ts";
@@ -35,6 +37,8 @@ export interface Card {
   fingerprint: string;
   metadata: Record<string, string>;
   created_at: string;
+  /** Set by every change of the card (absent on cards stored before it was kept: `created_at`). */
+  updated_at?: string;
   anonymized_at: string | null;
 }
 
@@ -59,7 +63,7 @@ export function newCard(caller: Caller, id: string, input: CardInput, fingerprin
     sandbox: caller.sandbox,
     scheme: input.scheme,
     co_scheme: null,
-    preferred_scheme: null,
+    preferred_scheme: input.preferredScheme,
     card_type: null,
     bank_name: null,
     brand: null,
@@ -74,6 +78,7 @@ export function newCard(caller: Caller, id: string, input: CardInput, fingerprin
     fingerprint,
     metadata: input.metadata,
     created_at: now.toISOString(),
+    updated_at: now.toISOString(),
     anonymized_at: null,
   };
 }
@@ -93,13 +98,14 @@ export function isUsable(card: Card, secrets: CardSecrets): boolean {
 }
 
 /** The card resource as the API returns it (the reference's Card shape). Never any secret. */
-export function presentCard(card: Card) {
+export function presentCard(card: Card, now: Date = clock.now()) {
   return {
     id: card.id,
-    scheme: card.scheme,
+    project_id: card.project_id,
+    scheme: card.scheme ?? UNKNOWN,
     co_scheme: card.co_scheme,
     preferred_scheme: card.preferred_scheme,
-    type: card.card_type,
+    type: card.card_type ?? UNKNOWN,
     bank_name: card.bank_name,
     brand: card.brand,
     category: card.category,
@@ -107,6 +113,7 @@ export function presentCard(card: Card) {
     last_4_digits: card.last_4_digits,
     exp_month: card.exp_month,
     exp_year: card.exp_year,
+    expires_soon: expiresSoon(card, now),
     cvc_check: card.cvc_check,
     avs_check: card.avs_check,
     name: card.name,
@@ -114,7 +121,41 @@ export function presentCard(card: Card) {
     metadata: card.metadata,
     sandbox: card.sandbox,
     created_at: card.created_at,
+    updated_at: card.updated_at ?? card.created_at,
   };
 }
 
+/**
+ * What the card answer says when no rule tells a card's scheme or type (no BIN table here): the iOS
+ * library decodes both as required strings, so they are never null.
+ */
+const UNKNOWN = "unknown";
+
+/** Months ahead in which an expiry counts as soon: the card expires this month or in the next two. */
+const EXPIRES_SOON_MONTHS = 2;
+
+/** Whether the card's last valid month (its expiry) is at most `EXPIRES_SOON_MONTHS` away (or past). */
+export function expiresSoon(card: Pick<Card, "exp_month" | "exp_year">, now: Date): boolean {
+  const monthsLeft =
+    card.exp_year * 12 + (card.exp_month - 1) - (now.getUTCFullYear() * 12 + now.getUTCMonth());
+  return monthsLeft <= EXPIRES_SOON_MONTHS;
+}
+
 export type PresentedCard = ReturnType<typeof presentCard>;
+
+/**
+ * The scheme a payment or verification goes through: the payer's choice (`preferred_scheme`) when
+ * it is one of the card's schemes (a 400 naming the field otherwise), else the card's preferred
+ * scheme, else its scheme.
+ */
+export function routingScheme(card: Card, preferred: string | null): string | null {
+  if (preferred === null) return card.preferred_scheme ?? card.scheme;
+  const schemes = [card.scheme, card.co_scheme].filter((scheme) => scheme !== null);
+  if (!schemes.includes(preferred as CardScheme)) {
+    throw invalidField(
+      "preferred_scheme",
+      `must be one of the card's schemes (${schemes.join(", ") || "none is known"})`,
+    );
+  }
+  return preferred;
+}

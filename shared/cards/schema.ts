@@ -1,9 +1,10 @@
 import * as z from "zod";
 import { ApiError, invalidField, validationFailed } from "../http/errors.ts";
 import type { Input } from "../http/input.ts";
-import { integerField, metadata, text } from "../validation/fields.ts";
+import { choice, integerField, metadata, text } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
 import {
+  CARD_SCHEMES,
   type CardScheme,
   cardNumberProblem,
   cvcLengths,
@@ -25,6 +26,8 @@ export interface CardInput {
   expYear: number;
   cvc: string | null;
   name: string | null;
+  /** The scheme the cardholder prefers among the card's (`preferred_scheme`). */
+  preferredScheme: CardScheme | null;
   metadata: Record<string, string>;
 }
 
@@ -44,6 +47,7 @@ const cardFields = z.object({
   cvc2: securityCode,
   cvc: securityCode,
   name: text(255),
+  preferred_scheme: choice(CARD_SCHEMES),
   metadata,
 });
 
@@ -54,17 +58,10 @@ export function parseCardInput(input: Input, now: Date): CardInput {
   const expYear = fields.exp_year < 100 ? 2000 + fields.exp_year : fields.exp_year;
   checkExpiry(fields.exp_month, expYear, now);
 
-  const cvcName = fields.cvc2 !== undefined ? "cvc2" : "cvc";
   const cvc = fields.cvc2 ?? fields.cvc ?? null;
-  const lengths = cvcLengths(scheme);
-  if (cvc !== null && !lengths.includes(cvc.length)) {
-    throw invalidField(
-      cvcName,
-      scheme === null
-        ? "must be 3 or 4 digits"
-        : `must be ${lengths.join(" or ")} digits for a ${scheme} card`,
-    );
-  }
+  checkCvc(fields.cvc2 !== undefined ? "cvc2" : "cvc", cvc, scheme);
+  const preferredScheme = fields.preferred_scheme ?? null;
+  checkPreferredScheme(preferredScheme, scheme);
   return {
     number,
     scheme,
@@ -72,7 +69,54 @@ export function parseCardInput(input: Input, now: Date): CardInput {
     expYear,
     cvc,
     name: fields.name ?? null,
+    preferredScheme,
     metadata: fields.metadata ?? {},
+  };
+}
+
+function checkCvc(name: string, cvc: string | null, scheme: CardScheme | null): void {
+  const lengths = cvcLengths(scheme);
+  if (cvc !== null && !lengths.includes(cvc.length)) {
+    throw invalidField(
+      name,
+      scheme === null
+        ? "must be 3 or 4 digits"
+        : `must be ${lengths.join(" or ")} digits for a ${scheme} card`,
+    );
+  }
+}
+
+/** A preferred scheme must be one of the card's (its scheme; no co-scheme is known without a BIN table). */
+function checkPreferredScheme(preferred: CardScheme | null, scheme: CardScheme | null): void {
+  if (preferred !== null && preferred !== scheme) {
+    throw invalidField(
+      "preferred_scheme",
+      `must be one of the card's schemes (${scheme ?? "none is known"})`,
+    );
+  }
+}
+
+/** What `PUT /cards/{id}` takes: a new `cvc` (mobile libraries) or `cvc2`, and `preferred_scheme`. */
+const cardChangeFields = z.object({
+  cvc: securityCode,
+  cvc2: securityCode,
+  preferred_scheme: choice(CARD_SCHEMES),
+});
+
+export interface CardChangeInput {
+  cvc?: string;
+  preferredScheme?: CardScheme | null;
+}
+
+/** A card change, checked against the card (its scheme decides the CVC's length). */
+export function parseCardChange(input: Input, card: { scheme: CardScheme | null }): CardChangeInput {
+  const fields = parseInput(cardChangeFields, input);
+  const cvc = fields.cvc2 ?? fields.cvc;
+  if (cvc !== undefined) checkCvc(fields.cvc2 !== undefined ? "cvc2" : "cvc", cvc, card.scheme);
+  if (fields.preferred_scheme !== undefined) checkPreferredScheme(fields.preferred_scheme, card.scheme);
+  return {
+    ...(cvc !== undefined ? { cvc } : {}),
+    ...(fields.preferred_scheme !== undefined ? { preferredScheme: fields.preferred_scheme } : {}),
   };
 }
 

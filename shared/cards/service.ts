@@ -5,9 +5,9 @@ import { notFound } from "../http/errors.ts";
 import type { Input } from "../http/input.ts";
 import { isId, newId } from "../ids.ts";
 import { type Card, type CardSecrets, isUsable, newCard, type PresentedCard, presentCard } from "./card.ts";
-import { normalizeCardNumber } from "./card-number.ts";
-import { parseCardInput } from "./schema.ts";
-import { anonymizeCard, findCard, insertCard } from "./store.ts";
+import { normalizeCardNumber, schemeOfIin } from "./card-number.ts";
+import { parseCardChange, parseCardInput } from "./schema.ts";
+import { anonymizeCard, changeCard, findCard, insertCard } from "./store.ts";
 import { cardVault } from "./vault.ts";
 
 /**
@@ -62,6 +62,48 @@ export async function getCard(caller: Caller, id: string): Promise<PresentedCard
   const found = isId("card", id) ? await findCard(caller.projectId, id) : undefined;
   if (!found || found.card.anonymized_at !== null) throw notFound("card", id);
   return presentCard(found.card);
+}
+
+/**
+ * `PUT /cards/{id}`: a new CVC (sealed with its own data key; the card's CVC check is pending again,
+ * until the next authorization or verification uses and drops it) and the preferred scheme.
+ */
+export async function updateCard(
+  caller: Caller,
+  id: string,
+  input: Input,
+  now = new Date(),
+): Promise<PresentedCard> {
+  const found = isId("card", id) ? await findCard(caller.projectId, id) : undefined;
+  if (!found || found.card.anonymized_at !== null) throw notFound("card", id);
+  const change = parseCardChange(input, found.card);
+  const cvcSealed =
+    change.cvc === undefined
+      ? undefined
+      : await cardVault().seal(change.cvc, { projectId: caller.projectId, cardId: id, field: "cvc" });
+  const changed = await changeCard(
+    caller.projectId,
+    id,
+    {
+      ...(cvcSealed !== undefined ? { cvcSealed } : {}),
+      ...(change.preferredScheme !== undefined ? { preferredScheme: change.preferredScheme } : {}),
+    },
+    now,
+  );
+  if (!changed) throw notFound("card", id);
+  return presentCard(changed);
+}
+
+/**
+ * `GET /iins/{iin}`: what can be told of the cards an IIN starts, before the card is tokenized (the
+ * client libraries show the scheme as the number is typed). Without a BIN table, the scheme comes
+ * from the IIN ranges `card-number.ts` knows, and the issuer's details are unknown (null). An IIN no
+ * range holds is a 404.
+ */
+export function cardInformation(iin: string) {
+  const scheme = schemeOfIin(iin);
+  if (scheme === null) throw notFound("iin", iin);
+  return { scheme, co_scheme: null, type: null, bank_name: null, brand: null, category: null, country: null };
 }
 
 /** `DELETE /cards/{id}`: anonymizes the card (see `anonymizeCard`); a card already anonymized is gone. */

@@ -216,3 +216,52 @@ export async function anonymizeCard(scope: Scope, id: string, now: Date): Promis
     throw error;
   }
 }
+
+/** What `PUT /cards/{id}` changes: a new CVC (sealed; its check pending again), the preferred scheme. */
+export interface CardChange {
+  cvcSealed?: CardSecrets["cvc_sealed"];
+  preferredScheme?: Card["preferred_scheme"];
+}
+
+/** Changes a usable card; undefined when there is no such usable card. Returns the card as changed. */
+export async function changeCard(
+  scope: Scope,
+  id: string,
+  change: CardChange,
+  now: Date,
+): Promise<Card | undefined> {
+  const set = ["#updated_at = :now", "#version = #version + :one"];
+  const names: Record<string, string> = {
+    ...USABLE_NAMES,
+    "#updated_at": "updated_at",
+    "#version": "version",
+  };
+  const values: Record<string, unknown> = { ...USABLE_VALUES, ":now": now.toISOString(), ":one": 1 };
+  if (change.cvcSealed !== undefined) {
+    set.push("#cvc_sealed = :cvc_sealed", "#cvc_check = :pending");
+    Object.assign(names, { "#cvc_sealed": "cvc_sealed", "#cvc_check": "cvc_check" });
+    Object.assign(values, { ":cvc_sealed": change.cvcSealed, ":pending": "pending" });
+  }
+  if (change.preferredScheme !== undefined) {
+    set.push("#preferred_scheme = :preferred_scheme");
+    names["#preferred_scheme"] = "preferred_scheme";
+    values[":preferred_scheme"] = change.preferredScheme;
+  }
+  try {
+    const { Attributes } = await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.resource(scope, id),
+        UpdateExpression: `SET ${set.join(", ")}`,
+        ConditionExpression: USABLE,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: "ALL_NEW",
+      }),
+    );
+    return Attributes ? fromItem(Attributes).card : undefined;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}

@@ -113,16 +113,40 @@ export interface AuthorizeRequest extends ConnectorScope {
   card: CardCredentials;
   incremental: boolean;
   initiator: Initiator;
+  /** The card scheme to route through (the card's, or a co-scheme the payer prefers). */
+  scheme: string | null;
   threeDS: ThreeDSContext;
 }
 
-/** 3-D Secure around an authorization. */
+/**
+ * Where the cardholder authenticates (3-D Secure): in a `browser` with 3DS1 (a challenge page,
+ * `customer_action` of type `url`), in a browser with 3DS2 (`browser-3ds2`: a hidden fingerprint
+ * page, type `fingerprint`, then the challenge page), or in a mobile `app`'s 3DS2 SDK (types
+ * `fingerprint-mobile` and `challenge-mobile`).
+ */
+export type ThreeDSChannel = "browser" | "browser-3ds2" | "app";
+
+/** What the cardholder's browser or app answered to the previous 3DS round of this payment. */
+export type ThreeDSRoundAnswer =
+  | { kind: "challenge-page"; approved: boolean }
+  | { kind: "fingerprint"; completed: boolean }
+  | { kind: "challenge"; approved: boolean };
+
+/** 3-D Secure around an authorization (or a verification, when the caller asks for it). */
 export interface ThreeDSContext {
-  /** Where the customer completes a challenge the issuer asks for (`customer_action` of type `url`). */
+  channel: ThreeDSChannel;
+  /** Our id of this payment's 3DS exchange (`threeDSServerTransID`). */
+  serverTransactionId: string;
+  /** Where the browser runs the 3DS method (`customer_action` of type `fingerprint`). */
+  fingerprintUrl: string;
+  /** Where the customer completes a challenge in a browser (`customer_action` of type `url`). */
   challengeUrl: string;
-  /** The customer's answer to a challenge of this payment, once they went through it. */
-  challengeResult?: "approved" | "failed";
+  /** The answer to the previous round, when this attempt follows one. */
+  answer?: ThreeDSRoundAnswer;
 }
+
+/** What a customer action waits for: the challenge page's answer, or the browser's or app's `gway_req_`. */
+export type ThreeDSRound = "challenge-page" | "fingerprint" | "challenge";
 
 export interface FollowUpRequest extends ConnectorScope {
   gatewayReference: string;
@@ -140,6 +164,10 @@ export interface VoidRequest extends ConnectorScope {
 export interface VerifyRequest extends ConnectorScope {
   reference: string;
   card: CardCredentials;
+  /** The card scheme to route through (as for an authorization). */
+  scheme?: string | null;
+  /** Only when the caller runs 3DS for the verification (the shopper's browser or app). */
+  threeDS?: ThreeDSContext;
 }
 
 export type OperationKind =
@@ -215,7 +243,15 @@ export interface Declined {
 export type AuthorizeOutcome =
   | { status: "approved"; gatewayReference: string; checks: CheckResults; threeDS: ThreeDSStatus }
   | (Declined & { checks: CheckResults; threeDS: ThreeDSStatus })
-  | { status: "customer-action"; customerAction: CustomerAction; threeDS: "challenge-required" };
+  | CustomerActionOutcome;
+
+/** The issuer needs the cardholder: a 3DS round the browser or app must go through first. */
+export interface CustomerActionOutcome {
+  status: "customer-action";
+  customerAction: CustomerAction;
+  round: ThreeDSRound;
+  threeDS: "challenge-required";
+}
 
 /** `chargedBack`: the provider reports the captured payment as charged back by the cardholder. */
 export type CaptureOutcome = { status: "approved"; chargedBack: boolean } | Declined;
@@ -224,7 +260,8 @@ export type OperationOutcome = { status: "approved" } | Declined;
 
 export type VerifyOutcome =
   | { status: "approved"; gatewayReference: string; checks: CheckResults }
-  | (Declined & { checks: CheckResults });
+  | (Declined & { checks: CheckResults })
+  | CustomerActionOutcome;
 
 /** The outcome a connector returned for an operation, as `lookup` finds it again. */
 export type RecordedOutcome =

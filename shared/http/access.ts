@@ -55,6 +55,19 @@ export const PUBLIC_KEY_ACCESS = {
     answer: (body) => body,
   },
   /**
+   * `PUT /cards/{id}`: a card's new CVC or preferred scheme, as the mobile libraries send it before a
+   * payment; nothing else of the card.
+   */
+  cardRefresh: {
+    request: ({ query, body }) => ({ query, body: only(body, ["cvc", "preferred_scheme"]) }),
+    answer: (body) => body,
+  },
+  /** `GET /iins/{iin}`: what the first digits of a card number say (scheme, type, bank): public data. */
+  iins: {
+    request: ({ query }) => ({ query, body: {} }),
+    answer: (body) => body,
+  },
+  /**
    * `POST /invoices/{id}/authorize` and `/capture`: paying the invoice with a source (a card, a
    * customer token, the `gway_req_…` answer to a customer action, or a native APM configuration),
    * with the options the libraries offer. Capturing an authorization already made (no source), a

@@ -26,8 +26,10 @@ export interface ApiRequest {
   path: Record<string, string>;
   query: Input;
   body: Input;
+  /** The request's headers, names in lower case. */
+  headers: Record<string, string | undefined>;
   caller: AuthenticatedCaller;
-  /** The request's `Idempotency-Key` (POST only), so that its retry can be recognised as such. */
+  /** The request's `Idempotency-Key` (POST, PUT, DELETE), so that its retry can be recognised as such. */
   idempotencyKey?: string;
   /**
    * Writes to add to the transaction of the state change this request makes, so that the
@@ -185,6 +187,7 @@ function parsing(
         path: (event.pathParameters ?? {}) as Record<string, string>,
         query,
         body,
+        headers: event.headers ?? {},
         commitWith: (reply) => {
           const handle = state.idempotency;
           if (!handle) return [];
@@ -209,12 +212,18 @@ function authentication(
   };
 }
 
+/**
+ * The methods an `Idempotency-Key` applies to: every change. The mobile libraries send a fresh key on
+ * each POST, PUT and DELETE and reuse it on retry (a 3DS round of a token's verification is a PUT).
+ */
+const KEYED_METHODS = new Set(["POST", "PUT", "DELETE"]);
+
 function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: async ({ event, context }) => {
       const state = context.api;
       const request = state.request as ApiRequest;
-      if (request.method !== "POST" || !request.caller) return;
+      if (!KEYED_METHODS.has(request.method) || !request.caller) return;
       const key = readIdempotencyKey(event.headers ?? {});
       if (!key) return;
       const identifying = parameters

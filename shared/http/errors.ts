@@ -24,6 +24,10 @@ export class ApiError extends Error {
 export const authenticationFailed = (message = "The credentials could not be verified.") =>
   new ApiError(401, "request.authentication.invalid", message);
 
+/** Authenticated with the public key, for what only the merchant's server (the private key) may do. */
+export const privateKeyRequired = (what: string) =>
+  new ApiError(403, "request.authentication.private-key-required", `Only the private key can ${what}.`);
+
 export const unknownProject = () =>
   new ApiError(401, "request.authentication.invalid-project-id", "The project id is not known.");
 

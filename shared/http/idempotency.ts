@@ -9,7 +9,7 @@ import type { CredentialKind } from "./auth.ts";
 import { ApiError, conflict } from "./errors.ts";
 
 /**
- * `Idempotency-Key` on POST: the same key with the same parameters replays the first answer, the
+ * `Idempotency-Key` on POST, PUT and DELETE: the same key with the same parameters replays the first answer, the
  * same key with other parameters is refused, and a duplicate that arrives while the first is still
  * running gets a 409. Keys are kept 24 hours, per environment and credential kind (a browser's key
  * never answers, nor blocks, the merchant's server). A state-changing handler writes its answer in the

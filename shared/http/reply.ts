@@ -21,12 +21,14 @@ export interface HtmlReply {
   html: string;
   contentSecurityPolicy: string;
   location?: string;
+  /** Whether other pages may frame it (its policy's `frame-ancestors` says which); by default none. */
+  framable?: boolean;
 }
 
 export const html = (
   status: number,
   body: string,
-  options: { contentSecurityPolicy: string; location?: string },
+  options: { contentSecurityPolicy: string; location?: string; framable?: boolean },
 ): HtmlReply => ({ status, html: body, ...options });
 
 /** A script served to browsers (`shared/http/assets.ts`), which they may keep for `cacheSeconds`. */
@@ -62,7 +64,7 @@ export function toResult(reply: Answer, requestId: string): APIGatewayProxyStruc
         "content-security-policy": reply.contentSecurityPolicy,
         "referrer-policy": "no-referrer",
         "x-content-type-options": "nosniff",
-        "x-frame-options": "DENY",
+        ...(reply.framable ? {} : { "x-frame-options": "DENY" }),
         "x-request-id": requestId,
         ...(reply.location ? { location: reply.location } : {}),
       },

@@ -1,23 +1,28 @@
+import { routingScheme } from "../cards/card.ts";
 import { cardCredentials } from "../cards/service.ts";
 import { type ClockedEnvironment, nowIn } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import { transactWrite } from "../db/transactions.ts";
-import type { Initiator } from "../gateways/connector.ts";
+import type { Initiator, ThreeDSChannel, ThreeDSContext, ThreeDSRoundAnswer } from "../gateways/connector.ts";
 import { cardGatewayConfiguration } from "../gateways/routing.ts";
-import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
+import { ApiError, conflict, invalidField, notFound, privateKeyRequired } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
+import { isId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
+import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
+import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
+import { threeDSChannelOf } from "../three-d-s/schema.ts";
 import { parseInput } from "../validation/parse.ts";
 import { cancelAutoCapture, scheduleAutoCapture } from "./auto-capture.ts";
 import {
   ATTEMPTS,
   callConnector,
   cardOperations,
-  challengeUrl,
   checkAmount,
   concurrentChange,
   connectorFor,
+  initiatorOf,
   inProgress,
   invoiceOf,
   type PaymentRequest,
@@ -35,8 +40,11 @@ import {
   CAPTURE_WINDOW_MS,
   leaseExpired,
   newTransaction,
+  openRound,
   type PendingOperation,
   reserved,
+  type TransactionRecord,
+  threeDSAnswered,
 } from "./transaction.ts";
 
 /**
@@ -52,10 +60,17 @@ export type AuthorizeMode = "authorize" | "capture";
 export type AuthorizeResult = { current: VersionedTransaction } | { answer: Reply };
 
 export interface AuthorizeOptions {
+  /** A card or customer token id; or, with `answer`, the `gway_req_` source that carried it. */
   sourceId: string;
+  /** The browser's or app's answer to the payment's open 3DS round (a `gway_req_` source). */
+  answer?: ThreeDSAnswer;
   incremental: boolean;
   metadata: Record<string, string>;
   initiator: Initiator;
+  /** Where the cardholder would authenticate, should the issuer ask (see `threeDSChannelOf`). */
+  channel: ThreeDSChannel;
+  /** The scheme the payer chose among the card's (`preferred_scheme`); null: the card's own choice. */
+  preferredScheme: string | null;
   /** Only with authorize; fixed by the request that creates the transaction. */
   autoCaptureAt?: string | null;
   autoCaptureAmount?: string | null;
@@ -81,35 +96,68 @@ export async function authorizeInvoice(
   input: unknown,
 ): Promise<Reply> {
   const fields = parseInput(authorizeInput, input);
+  const options = cardPaymentOptions(request, fields);
+  const invoice = await invoiceOf(request.caller, invoiceId);
+  const result = await authorizeStep(
+    request,
+    invoice,
+    { ...options, ...autoCaptureOptions(request, invoice, fields) },
+    "authorize",
+  );
+  if ("answer" in result) return result.answer;
+  const reply = paymentReply(result.current.record, request.credential);
+  await transactWrite(request.commit(reply));
+  return reply;
+}
+
+/** The options of a card payment request (authorize, or capture with a source), read before anything else. */
+export function cardPaymentOptions(
+  request: PaymentRequest,
+  fields: {
+    source?: string | undefined;
+    incremental?: boolean | undefined;
+    metadata?: Record<string, string> | undefined;
+    preferred_scheme?: string | null | undefined;
+    device?: { channel?: string } | undefined;
+    enable_three_d_s_2?: boolean | undefined;
+  },
+): AuthorizeOptions {
   if (!fields.source) throw invalidField("source", "is required", "missing-source");
+  // The shopper pays with their own card: a customer's saved token is charged by the merchant.
+  if (request.credential === "public-key" && isId("token", fields.source)) {
+    throw privateKeyRequired("pay with a customer token");
+  }
+  return {
+    sourceId: fields.source,
+    ...(isGatewayRequest(fields.source) ? { answer: parseGatewayRequest(fields.source) } : {}),
+    incremental: fields.incremental ?? false,
+    metadata: fields.metadata ?? {},
+    initiator: initiatorOf(request),
+    channel: threeDSChannelOf(fields),
+    preferredScheme: fields.preferred_scheme ?? null,
+  };
+}
+
+/**
+ * `auto_capture_at` and `capture_amount`: the capture asked for later. Checked against the invoice;
+ * the transaction keeps them from the request that creates it.
+ */
+export function autoCaptureOptions(
+  request: PaymentRequest,
+  invoice: Invoice,
+  fields: { auto_capture_at?: string | null | undefined; capture_amount?: string | null | undefined },
+): Pick<AuthorizeOptions, "autoCaptureAt" | "autoCaptureAmount"> {
   const autoCaptureAt = fields.auto_capture_at
     ? checkAutoCaptureAt(fields.auto_capture_at, request.caller.environment)
     : null;
   if (fields.capture_amount && !autoCaptureAt)
     throw invalidField("capture_amount", "applies only with auto_capture_at");
-  const invoice = await invoiceOf(request.caller, invoiceId);
   if (fields.capture_amount) {
     checkAmount("capture_amount", fields.capture_amount, invoice.currency);
     if (compareAmounts(fields.capture_amount, invoice.amount) > 0)
       throw invalidField("capture_amount", `must be at most the invoice's amount, ${invoice.amount}`);
   }
-  const result = await authorizeStep(
-    request,
-    invoice,
-    {
-      sourceId: fields.source,
-      incremental: fields.incremental ?? false,
-      metadata: fields.metadata ?? {},
-      initiator: "merchant",
-      autoCaptureAt,
-      autoCaptureAmount: fields.capture_amount ?? null,
-    },
-    "authorize",
-  );
-  if ("answer" in result) return result.answer;
-  const reply = paymentReply(result.current.record);
-  await transactWrite(request.commit(reply));
-  return reply;
+  return { autoCaptureAt, autoCaptureAmount: fields.capture_amount ?? null };
 }
 
 /**
@@ -122,8 +170,10 @@ export async function authorizeStep(
   options: AuthorizeOptions,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
+  if (options.answer) return answerRound(request, invoice, options, options.answer, mode);
   const { caller } = request;
   const source = await resolveSource(caller, invoice, options.sourceId);
+  const scheme = routingScheme(source.card, options.preferredScheme);
   let known = invoice;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await transactionOf(caller, known);
@@ -133,7 +183,7 @@ export async function authorizeStep(
         known = { ...known, transaction_id: created.takenBy };
         continue;
       }
-      return runAuthorization(request, known, created.held, source, options.initiator, mode);
+      return runAuthorization(request, known, created.held, source, scheme, options.initiator, mode);
     }
     const { record } = current;
     if (record.card_id !== source.cardId || record.token_id !== source.tokenId) {
@@ -142,36 +192,89 @@ export async function authorizeStep(
         `Invoice ${known.id} is being paid with another source (transaction ${record.id}).`,
       );
     }
-    if (record.status === "failed") throw recordedDecline(record);
-    if (record.status !== "waiting") return { current };
-    const pending = record.pending;
-    if (pending) {
-      if (!leaseExpired(pending)) throw inProgress(record.id);
-      // An abandoned attempt is settled from what the gateway recorded; then this request goes on
-      // from where that leaves the transaction.
-      const held = await takeOver(current);
-      if (held) await resolveAbandoned({ request, invoice: known, answers: false }, held);
-      continue;
-    }
-    if (record.challenge?.result === null) {
-      // The customer has not answered the challenge yet: the same action again.
-      const reply = paymentReply(record);
-      await transactWrite(request.commit(reply));
-      return { answer: reply };
-    }
-    const next = reserved(record, "authorization", record.amount, request.requestKey);
-    const outcome = await commitTransition([
-      transitionWrite(current, next, { status: "waiting", pending: null }),
-    ]);
-    if (outcome === "committed")
-      return runAuthorization(
-        request,
-        known,
-        { record: next, version: current.version + 1 },
-        source,
-        options.initiator,
-        mode,
-      );
+    const next = await nextAttempt(request, known, current, options);
+    if (next === "again") continue;
+    if ("answer" in next || !("held" in next)) return next;
+    return runAuthorization(request, known, next.held, source, scheme, options.initiator, mode);
+  }
+  throw concurrentChange(known.transaction_id ?? known.id);
+}
+
+/**
+ * Where an existing transaction goes from here: past its authorization (returned as it is), failed
+ * (its decline), busy (409), an abandoned attempt to settle first ("again"), an open 3DS round to
+ * answer first (the same customer action again), or the next authorization attempt, reserved.
+ * `answer`, when given, is recorded for the open round in the write that reserves the attempt.
+ */
+async function nextAttempt(
+  request: PaymentRequest,
+  invoice: Invoice,
+  current: VersionedTransaction,
+  options: AuthorizeOptions,
+  answer?: ThreeDSRoundAnswer,
+): Promise<AuthorizeResult | { held: VersionedTransaction } | "again"> {
+  const { record } = current;
+  if (record.status === "failed") throw recordedDecline(record);
+  if (record.status !== "waiting") return { current };
+  if (record.pending) {
+    if (!leaseExpired(record.pending)) throw inProgress(record.id);
+    // An abandoned attempt is settled from what the gateway recorded; then this request goes on
+    // from where that leaves the transaction.
+    const held = await takeOver(current);
+    if (held) await resolveAbandoned({ request, invoice, answers: false }, held);
+    return "again";
+  }
+  if (openRound(record) && !answer) {
+    // The customer has not answered the open round yet: the same action again.
+    const reply = paymentReply(record, request.credential);
+    await transactWrite(request.commit(reply));
+    return { answer: reply };
+  }
+  const answered = answer ? threeDSAnswered(record, answer) : record;
+  const next = reserved(answered, "authorization", record.amount, request.requestKey, {
+    channel: options.channel,
+  });
+  const outcome = await commitTransition([
+    transitionWrite(current, next, { status: "waiting", pending: null }),
+  ]);
+  return outcome === "committed" ? { held: { record: next, version: current.version + 1 } } : "again";
+}
+
+/**
+ * A `gway_req_` source: the browser's or app's answer to the invoice's open 3DS round. It pays with
+ * the transaction's own source, and only answers the round it was made for: an answer naming a
+ * fingerprint page must name this payment's own; a replayed answer to an earlier round of this
+ * payment gets the payment's current answer (nothing moves twice); any other is a 400 naming
+ * `source`.
+ */
+async function answerRound(
+  request: PaymentRequest,
+  invoice: Invoice,
+  options: AuthorizeOptions,
+  answer: ThreeDSAnswer,
+  mode: AuthorizeMode,
+): Promise<AuthorizeResult> {
+  const { caller } = request;
+  let known = invoice;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await transactionOf(caller, known);
+    const relation = relationOf(current?.record.authentication, answer, `invoice ${invoice.id}`);
+    const { record } = current as VersionedTransaction;
+    known = { ...known, transaction_id: record.id };
+    const given = relation === "answers" && openRound(record) ? roundAnswer(answer) : undefined;
+    const next = await nextAttempt(request, known, current as VersionedTransaction, options, given);
+    if (next === "again") continue;
+    if ("answer" in next || !("held" in next)) return next;
+    const source = await resolveSource(caller, known, record.token_id ?? record.card_id ?? "");
+    return runAuthorization(
+      request,
+      known,
+      next.held,
+      source,
+      routingScheme(source.card, options.preferredScheme),
+      options.initiator,
+      mode,
+    );
   }
   throw concurrentChange(known.transaction_id ?? known.id);
 }
@@ -206,6 +309,7 @@ async function createTransaction(
       autoCaptureAmount: options.autoCaptureAmount ?? null,
       metadata: options.metadata,
       requestKey: request.requestKey,
+      channel: options.channel,
     },
     nowIn(caller.environment),
   );
@@ -231,6 +335,7 @@ async function runAuthorization(
   invoice: Invoice,
   held: VersionedTransaction,
   source: Source,
+  scheme: string | null,
   initiator: Initiator,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
@@ -252,10 +357,8 @@ async function runAuthorization(
       card,
       incremental: record.incremental,
       initiator,
-      threeDS: {
-        challengeUrl: challengeUrl(pending.challenge_token ?? ""),
-        challengeResult: record.challenge?.result ?? undefined,
-      },
+      scheme,
+      threeDS: threeDSContextOf(record),
     }),
   );
   const action = "outcome" in result && result.outcome.status === "customer-action";
@@ -267,6 +370,13 @@ async function runAuthorization(
     await cancelAutoCapture(settled.current.record);
     throw settled.refusal;
   }
-  if (answers) return { answer: paymentReply(settled.current.record) };
+  if (answers) return { answer: paymentReply(settled.current.record, request.credential) };
   return { current: settled.current };
+}
+
+/** The 3DS exchange offered with a reserved authorization, and the answer to its previous round. */
+function threeDSContextOf(record: TransactionRecord): ThreeDSContext {
+  const attempt = record.pending?.three_d_s;
+  if (!attempt) throw new Error(`Authorization of ${record.id} was reserved without a 3DS exchange`);
+  return threeDSContext(attempt, record.authentication?.answer, record.id);
 }

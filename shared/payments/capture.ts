@@ -1,10 +1,11 @@
+import { transactWrite } from "../db/transactions.ts";
 import { configurationForPayment } from "../gateways/routing.ts";
-import { ApiError, conflict } from "../http/errors.ts";
+import { ApiError, conflict, invalidField, privateKeyRequired } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { isId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { parseInput } from "../validation/parse.ts";
-import { authorizeStep } from "./authorize.ts";
+import { authorizeStep, autoCaptureOptions, cardPaymentOptions } from "./authorize.ts";
 import { cancelAutoCapture } from "./auto-capture.ts";
 import {
   checkAmount,
@@ -32,23 +33,33 @@ export async function captureInvoice(
   input: unknown,
 ): Promise<Reply> {
   const fields = parseInput(captureInput, input);
+  const authorizeOnly = fields.authorize_only === true || Boolean(fields.auto_capture_at);
+  if (authorizeOnly && fields.amount) {
+    throw invalidField("amount", "applies to a capture now: not with authorize_only or auto_capture_at");
+  }
+  const native = fields.source && isId("gatewayConfiguration", fields.source.split(".")[0] ?? "");
+  const options = fields.source && !native ? cardPaymentOptions(request, fields) : undefined;
+  // The shopper's browser or app captures only the payment it makes with a card (or its 3DS answer).
+  if (request.credential === "public-key" && !options)
+    throw privateKeyRequired("capture without a card source");
+  if (authorizeOnly && !options) throw invalidField("source", "is required to authorize", "missing-source");
   const invoice = await invoiceOf(request.caller, invoiceId);
   if (fields.amount) checkAmount("amount", fields.amount, invoice.currency);
+  if (authorizeOnly && options) {
+    // Only the authorization, as `POST /authorize` makes it (the capture comes later, if asked for).
+    const autoCapture = autoCaptureOptions(request, invoice, fields);
+    const result = await authorizeStep(request, invoice, { ...options, ...autoCapture }, "authorize");
+    if ("answer" in result) return result.answer;
+    const reply = paymentReply(result.current.record, request.credential);
+    await transactWrite(request.commit(reply));
+    return reply;
+  }
+  if (fields.capture_amount) throw invalidField("capture_amount", "applies only with auto_capture_at");
   let current: VersionedTransaction | undefined;
-  if (fields.source && isId("gatewayConfiguration", fields.source.split(".")[0] ?? "")) {
+  if (native && fields.source) {
     current = await nativePaymentToCapture(request, invoice, fields.source);
-  } else if (fields.source) {
-    const result = await authorizeStep(
-      request,
-      invoice,
-      {
-        sourceId: fields.source,
-        incremental: fields.incremental ?? false,
-        metadata: fields.metadata ?? {},
-        initiator: "merchant",
-      },
-      "capture",
-    );
+  } else if (options) {
+    const result = await authorizeStep(request, invoice, options, "capture");
     if ("answer" in result) return result.answer;
     current = result.current;
   } else {
@@ -64,7 +75,7 @@ export async function captureInvoice(
   if (current.record.status === "failed") throw recordedDecline(current.record);
   const record = await followUp(request, invoice, current, capturePlan(fields.amount ?? undefined));
   await cancelAutoCapture(record);
-  return paymentReply(record);
+  return paymentReply(record, request.credential);
 }
 
 /** The native payment through the configuration `source` names: it must be this invoice's. */

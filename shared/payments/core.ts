@@ -1,6 +1,5 @@
 import { cardCheckedWrite } from "../cards/store.ts";
 import { clock, nowIn } from "../clock.ts";
-import { config } from "../config.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
 import {
@@ -9,6 +8,7 @@ import {
   type CardOperations,
   type Declined,
   type DeclineType,
+  type Initiator,
   type NativePaymentOutcome,
   type OperationKind,
   OutcomeUnknown,
@@ -18,7 +18,7 @@ import {
 import { declineError } from "../gateways/errors.ts";
 import { configurationById, connectorOf } from "../gateways/routing.ts";
 import type { ApiRequest } from "../http/api.ts";
-import type { Caller } from "../http/auth.ts";
+import type { Caller, CredentialKind } from "../http/auth.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import { isId } from "../ids.ts";
@@ -26,8 +26,8 @@ import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { amountProblemIn, isZeroAmount } from "../money.ts";
 import { logger } from "../observability/logger.ts";
+import { exchangePut } from "../three-d-s/store.ts";
 import {
-  challengePut,
   commitTransition,
   type Expected,
   findTransactionRecord,
@@ -37,7 +37,7 @@ import {
 import {
   authorizationDeclined,
   authorizedWith,
-  awaitingChallenge,
+  awaitingCustomer,
   awaitingCustomerInput,
   capturedWith,
   customerAction,
@@ -73,6 +73,12 @@ import {
  */
 export interface PaymentRequest {
   caller: Caller;
+  /**
+   * How the caller authenticated: the private key (the merchant's server: merchant-initiated
+   * payments, full answers) or the public key (the shopper's browser or app: customer-initiated
+   * payments, answered only what the browser needs).
+   */
+  credential: CredentialKind;
   /** The request's `Idempotency-Key`, if it has one. */
   requestKey: string | null;
   /** The writes that store the request's answer with the state change that produces it. */
@@ -83,6 +89,7 @@ export interface PaymentRequest {
 export function paymentRequest(request: ApiRequest): PaymentRequest {
   return {
     caller: request.caller,
+    credential: request.caller.credential,
     requestKey: request.idempotencyKey ?? null,
     commit: (reply) => request.commitWith(reply),
   };
@@ -90,7 +97,12 @@ export function paymentRequest(request: ApiRequest): PaymentRequest {
 
 /** A request made by the service itself (scheduled jobs, recovery): nothing to answer or store. */
 export function serviceRequest(caller: Caller): PaymentRequest {
-  return { caller, requestKey: null, commit: () => [] };
+  return { caller, credential: "private-key", requestKey: null, commit: () => [] };
+}
+
+/** Who a payment is initiated by: the shopper (public key) or the merchant (private key). */
+export function initiatorOf(request: PaymentRequest): Initiator {
+  return request.credential === "public-key" ? "customer" : "merchant";
 }
 
 /** Attempts of a request that keeps meeting concurrent changes of the same transaction. */
@@ -115,10 +127,6 @@ const outcomeUnknown = (id: string) =>
     "gateway.timeout",
     `The gateway did not answer for transaction ${id}. The operation is resolved automatically; fetch the transaction to see its outcome.`,
   );
-
-export function challengeUrl(token: string): string {
-  return `${config.apiUrl}/3ds/${token}`;
-}
 
 // ─── Reading ────────────────────────────────────────────────────────────────────────────────────
 
@@ -247,26 +255,41 @@ export function events(invoice: Invoice, record: TransactionRecord, names: Event
   return names.map((name) => ({ name, data }));
 }
 
-export function paymentReply(record: TransactionRecord): Reply {
-  return ok({
-    transaction: presentTransaction(record),
-    customer_action: customerAction(record, challengeUrl),
-  });
+/**
+ * A payment's answer. The merchant's server (private key) gets the transaction and always a
+ * `customer_action`, `{}` when there is nothing to do (a server library fails without it). The
+ * shopper's browser or app (public key) gets only what it acts on: `customer_action` when there is
+ * something to do, absent otherwise (the web and mobile libraries treat `{}` as an action to run).
+ */
+export function paymentReply(record: TransactionRecord, credential: CredentialKind): Reply {
+  const action = customerAction(record);
+  if (credential === "public-key") return ok(action ? { customer_action: action } : {});
+  return ok({ transaction: presentTransaction(record), customer_action: action ?? {} });
 }
 
 /** The answer of an operation settled for the request that made it. */
-export function operationReply(record: TransactionRecord, type: PendingType): Reply {
+export function operationReply(
+  record: TransactionRecord,
+  type: PendingType,
+  credential: CredentialKind,
+): Reply {
+  if (type === "authorization" || type === "capture") return paymentReply(record, credential);
+  if (type === "native-payment") return nativePaymentReply(record, credential);
+  if (credential === "public-key") return ok({});
   if (type === "refund")
     return ok({ refund: record.refunds.at(-1), transaction: presentTransaction(record) });
-  if (type === "authorization" || type === "capture") return paymentReply(record);
-  if (type === "native-payment") return nativePaymentReply(record);
   return ok({ transaction: presentTransaction(record) });
 }
 
-/** A native APM step's answer: where the payment stands (`native_apm`) and the transaction. */
-export function nativePaymentReply(record: TransactionRecord): Reply {
+/**
+ * A native APM step's answer: where the payment stands (`native_apm`), and for the merchant's
+ * server the transaction.
+ */
+export function nativePaymentReply(record: TransactionRecord, credential: CredentialKind): Reply {
   if (!record.native_apm) throw new Error(`Transaction ${record.id} has no native APM state`);
-  return ok({ native_apm: presentNativeApm(record.native_apm), transaction: presentTransaction(record) });
+  const nativeApm = presentNativeApm(record.native_apm);
+  if (credential === "public-key") return ok({ native_apm: nativeApm });
+  return ok({ native_apm: nativeApm, transaction: presentTransaction(record) });
 }
 
 /** The decline a failed transaction was settled with, as the API answers it (also to a retry). */
@@ -339,7 +362,7 @@ export async function settleOutcome(
         ...(options.extra ?? []),
         ...eventWrites(scope, events(settlement.invoice, next, names), now),
         ...(settlement.answers && !options.refused
-          ? settlement.request.commit(operationReply(next, pending.type))
+          ? settlement.request.commit(operationReply(next, pending.type, settlement.request.credential))
           : []),
       ],
       options.optional ?? [],
@@ -357,10 +380,14 @@ export async function settleOutcome(
   if (pending.type === "authorization") {
     const outcome = result.outcome as AuthorizeOutcome;
     if (outcome.status === "customer-action") {
-      const token = pending.challenge_token;
-      if (!token) throw new Error(`Authorization ${pending.id} was reserved without a challenge token`);
-      const next = awaitingChallenge(record, token);
-      await write(next, ["invoice.pending"], { extra: record.challenge ? [] : [challengePut(token, next)] });
+      // The exchange's first round opens it: its pages find the transaction by their token, and the
+      // invoice is pending the customer.
+      const next = awaitingCustomer(record, outcome.round, outcome.customerAction, now);
+      const token = next.authentication?.token as string;
+      const opens = record.authentication === null;
+      await write(next, opens ? ["invoice.pending"] : [], {
+        extra: opens ? [exchangePut(token, { kind: "transaction", scope, transactionId: record.id })] : [],
+      });
       return { current: after(next) };
     }
     // The card's CVC was used by this authorization: it is dropped, with the checks' results.

@@ -80,13 +80,9 @@ export async function followUp(
     }
     const amount = plan.amount(record);
     plan.allowed(record, amount, now);
-    const next = reserved(
-      record,
-      plan.type,
-      amount,
-      request.requestKey,
-      plan.refund?.(record, amount, now) ?? null,
-    );
+    const next = reserved(record, plan.type, amount, request.requestKey, {
+      refund: plan.refund?.(record, amount, now),
+    });
     const minor = Number(toMinorUnits(amount, record.currency));
     const expected: Expected = {
       status: record.status,

@@ -1,39 +1,48 @@
 import * as z from "zod";
+import { CARD_SCHEMES } from "../cards/card-number.ts";
 import { amount, optionalAmount } from "../money.ts";
+import { sourceField, threeDSFields } from "../three-d-s/schema.ts";
 import { booleanField, choice, metadata, text, timestamp } from "../validation/fields.ts";
 
 /**
  * Request bodies of the payment endpoints. Unknown keys are dropped: client libraries send keys this
- * service does not use (`synchronous`, `capture_amount`, `device`, …), `null` when unset.
+ * service does not use (`synchronous`, `save_source`, `override_mac_blocking`, …), `null` when
+ * unset.
  */
 const absentIfNull = (value: unknown) => (value === null || value === "" ? undefined : value);
 
-const source = z.preprocess(
-  absentIfNull,
-  z.string("must be a card id or a customer token id").max(100).optional(),
-);
+const source = sourceField("a card id, a customer token id");
 const pairs = z.preprocess(absentIfNull, metadata);
+
+/** The fields of a card payment from a browser or app, on authorize and on capture with a source. */
+const cardPaymentFields = {
+  source,
+  incremental: z.preprocess(absentIfNull, booleanField),
+  preferred_scheme: choice(CARD_SCHEMES),
+  ...threeDSFields,
+  metadata: pairs,
+};
 
 /** `capture_amount`: what the automatic capture at `auto_capture_at` captures (default: all of it). */
 export const authorizeInput = z.object({
-  source,
-  incremental: z.preprocess(absentIfNull, booleanField),
+  ...cardPaymentFields,
   auto_capture_at: timestamp,
   capture_amount: optionalAmount,
-  metadata: pairs,
 });
 
 /**
  * Capture: with `source`, authorizes first. `amount` captures part of the authorization (default:
- * all of it); the rest of the authorization is released.
+ * all of it); the rest of the authorization is released. `authorize_only=true` (the web library's
+ * option) only authorizes, as `POST /authorize` does, and so do `auto_capture_at` and
+ * `capture_amount`, which ask for the capture later.
  */
 export const captureInput = z.object({
-  source,
+  ...cardPaymentFields,
   amount: optionalAmount,
-  incremental: z.preprocess(absentIfNull, booleanField),
-  metadata: pairs,
+  authorize_only: z.preprocess(absentIfNull, booleanField),
+  auto_capture_at: timestamp,
+  capture_amount: optionalAmount,
 });
-
 export const incrementInput = z.object({ amount });
 
 /** A refund: `amount` defaults to everything left to refund. */

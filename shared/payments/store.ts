@@ -18,7 +18,6 @@ import { conditionAttributes, type TransactionRecord, type TransactionStatus } f
  */
 const ENTITY = "transaction";
 const INVOICE_ENTITY = "invoice";
-const CHALLENGE_ENTITY = "challenge";
 
 export interface VersionedTransaction {
   record: TransactionRecord;
@@ -238,32 +237,6 @@ export async function commitTransition(
     if (failed.includes(0)) return "changed";
     return { failedCheck: failed[0] as number };
   }
-}
-
-/** The item that lets the credential-less challenge page find its transaction. */
-export function challengePut(token: string, record: TransactionRecord): TransactItem {
-  return {
-    Put: {
-      TableName: config.tableName,
-      Item: {
-        ...keys.challenge(token),
-        type: CHALLENGE_ENTITY,
-        scope: record.project_id,
-        transaction_id: record.id,
-      },
-      ConditionExpression: "attribute_not_exists(pk)",
-    },
-  };
-}
-
-export async function findChallenge(
-  token: string,
-): Promise<{ scope: Scope; transactionId: string } | undefined> {
-  const { Item } = await dynamo.send(
-    new GetCommand({ TableName: config.tableName, Key: keys.challenge(token), ConsistentRead: true }),
-  );
-  if (Item?.type !== CHALLENGE_ENTITY) return undefined;
-  return { scope: String(Item.scope), transactionId: String(Item.transaction_id) };
 }
 
 /** A customer token item (of its customer's partition), consistently read; undefined when absent. */

@@ -1,6 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { clock } from "../clock.ts";
-import type { CustomerAction, NativeApmParameter } from "../gateways/connector.ts";
+import type {
+  CustomerAction,
+  NativeApmParameter,
+  ThreeDSChannel,
+  ThreeDSRound,
+  ThreeDSRoundAnswer,
+} from "../gateways/connector.ts";
 import { newId } from "../ids.ts";
 import {
   addAmounts,
@@ -10,6 +15,13 @@ import {
   subtractAmounts,
   toMinorUnits,
 } from "../money.ts";
+import {
+  attemptOf,
+  openRound as openRoundOf,
+  roundAsked,
+  type ThreeDSAttempt,
+  type ThreeDSExchange,
+} from "../three-d-s/exchange.ts";
 
 /**
  * A transaction: the one payment of an invoice, with its state machine. Pure: the store writes what
@@ -20,9 +32,13 @@ import {
  *
  *   (none) ──authorize: reserve──▶ waiting+pending(authorization)
  *   waiting+pending(authorization) ──approved──▶ authorized
- *                                  ──3DS challenge asked──▶ waiting (challenge open)
+ *                                  ──3DS round asked──▶ waiting (3DS round open)
  *                                  ──declined──▶ failed
- *   waiting (challenge answered) ──authorize again: reserve──▶ waiting+pending(authorization)
+ *   waiting (3DS round answered) ──authorize again: reserve──▶ waiting+pending(authorization)
+ *
+ * A 3DS round is the customer action the issuer asks for (a fingerprint, then maybe a challenge):
+ * answered on the sandbox's challenge page, or by the browser or app sending a `gway_req_` source,
+ * which is recorded in the same write that reserves the next authorization attempt.
  *   authorized ──capture (within 7 days)──▶ completed        ──capture declined──▶ failed
  *   authorized ──void──▶ voided
  *   authorized ──increment_authorization──▶ authorized (amount raised)
@@ -103,24 +119,13 @@ export interface PendingOperation {
   /** For a refund: the refund it records. */
   refund: Refund | null;
   /**
-   * For an authorization: the token of the 3DS challenge page offered to the connector, should the
-   * issuer ask for a challenge (the open challenge's own token on a later round).
+   * For an authorization: the 3DS exchange offered to the connector, should the issuer need the
+   * cardholder (the open exchange's own on a later round).
    */
-  challenge_token?: string | null;
+  three_d_s?: ThreeDSAttempt | null;
 }
 
-/** The secret address of a challenge page: 192 random bits. */
-function newChallengeToken(): string {
-  return randomBytes(24).toString("base64url");
-}
-
-/** A 3DS challenge of this transaction, answered on the challenge page (`/3ds/{token}`). */
-export interface Challenge {
-  token: string;
-  result: "approved" | "failed" | null;
-}
-
-/** `pending` while a challenge is open; otherwise what the connector reported. */
+/** `pending` while a 3DS round is open; otherwise what the connector reported. */
 export type ThreeDSStatus = "not-applicable" | "pending" | "frictionless" | "challenge-passed" | "failed";
 
 export interface TransactionRecord {
@@ -161,7 +166,8 @@ export interface TransactionRecord {
   authorized_at: string | null;
   operations: Operation[];
   refunds: Refund[];
-  challenge: Challenge | null;
+  /** The 3DS exchange, once the issuer asked for the cardholder (kept after it ends). */
+  authentication: ThreeDSExchange | null;
   pending: PendingOperation | null;
   metadata: Record<string, string>;
   sandbox: boolean;
@@ -185,6 +191,8 @@ export interface NewTransaction {
   autoCaptureAmount: string | null;
   metadata: Record<string, string>;
   requestKey: string | null;
+  /** Where the cardholder would authenticate, should the issuer ask (card payments). */
+  channel?: ThreeDSChannel;
 }
 
 /** A new transaction, reserved for its first authorization. */
@@ -222,14 +230,14 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     authorized_at: null,
     operations: [operation("request", input.invoice.amount, true, null, now)],
     refunds: [],
-    challenge: null,
+    authentication: null,
     pending: null,
     metadata: input.metadata,
     sandbox: input.sandbox,
     created_at: at,
   };
   const first: PendingType = input.paymentMethod === "native-apm" ? "native-payment" : "authorization";
-  return reserved(record, first, input.invoice.amount, input.requestKey);
+  return reserved(record, first, input.invoice.amount, input.requestKey, { channel: input.channel });
 }
 
 export function paymentMethodOf(record: TransactionRecord): PaymentMethod {
@@ -257,17 +265,12 @@ function operation(
   };
 }
 
-/**
- * The transaction claimed for one provider call (see `PendingOperation`). Each reservation is a new
- * operation with its own reference: an authorization tried again after a 3DS challenge is another
- * operation for the provider than the attempt that asked for the challenge.
- */
 export function reserved(
   record: TransactionRecord,
   type: PendingType,
   amount: string,
   requestKey: string | null,
-  refund: Refund | null = null,
+  extra: { refund?: Refund; channel?: ThreeDSChannel } = {},
 ): TransactionRecord {
   return {
     ...record,
@@ -277,8 +280,9 @@ export function reserved(
       amount,
       request_key: requestKey,
       lease_until: leaseFromNow(),
-      refund,
-      challenge_token: type === "authorization" ? (record.challenge?.token ?? newChallengeToken()) : null,
+      refund: extra.refund ?? null,
+      three_d_s:
+        type === "authorization" ? attemptOf(record.authentication, extra.channel ?? "browser") : null,
     },
   };
 }
@@ -418,22 +422,31 @@ function threeDSCheck(record: TransactionRecord, threeDS: ThreeDSStatus, now: Da
   ];
 }
 
-/** The issuer asks the customer for a 3DS challenge: the transaction waits for the answer. */
-export function awaitingChallenge(record: TransactionRecord, challengeToken: string): TransactionRecord {
+/**
+ * The issuer needs the cardholder: the transaction waits for the answer to this round (each round
+ * asked is recorded as a `three_d_s_check` operation; the last one as the authorization settles).
+ */
+export function awaitingCustomer(
+  record: TransactionRecord,
+  round: ThreeDSRound,
+  action: CustomerAction,
+  now: Date,
+): TransactionRecord {
+  const attempt = record.pending?.three_d_s;
+  if (!attempt) throw new Error(`Authorization of ${record.id} was reserved without a 3DS exchange`);
   return {
     ...settled(record),
     status: "waiting",
     three_d_s_status: "pending",
-    challenge: { token: challengeToken, result: null },
+    authentication: roundAsked(record.authentication, attempt, round, action),
+    operations: [...record.operations, operation("three_d_s_check", record.amount, true, null, now)],
   };
 }
 
-export function challengeAnswered(
-  record: TransactionRecord,
-  result: "approved" | "failed",
-): TransactionRecord {
-  if (!record.challenge) throw new Error(`Transaction ${record.id} has no open challenge`);
-  return { ...record, challenge: { ...record.challenge, result } };
+/** The answer to the current 3DS round, recorded for the next authorization attempt. */
+export function threeDSAnswered(record: TransactionRecord, answer: ThreeDSRoundAnswer): TransactionRecord {
+  if (!record.authentication) throw new Error(`Transaction ${record.id} has no 3DS exchange`);
+  return { ...record, authentication: { ...record.authentication, answer } };
 }
 
 export function authorizationDeclined(
@@ -647,11 +660,12 @@ export function presentTransaction(record: TransactionRecord) {
 
 export type PresentedTransaction = ReturnType<typeof presentTransaction>;
 
-/** What the customer must do next: the open 3DS challenge, or nothing (`{}`). */
-export function customerAction(
-  record: TransactionRecord,
-  challengeUrl: (token: string) => string,
-): CustomerAction | Record<string, never> {
-  if (record.status !== "waiting" || !record.challenge || record.challenge.result !== null) return {};
-  return { type: "url", value: challengeUrl(record.challenge.token), metadata: {} };
+/** What the customer must do next: the open 3DS round's action, or nothing (undefined). */
+export function customerAction(record: TransactionRecord): CustomerAction | undefined {
+  return openRound(record) ? record.authentication?.action : undefined;
+}
+
+/** The round a 3DS exchange waits for an answer to; undefined when none is open. */
+export function openRound(record: TransactionRecord): ThreeDSRound | undefined {
+  return record.status === "waiting" && !record.pending ? openRoundOf(record.authentication) : undefined;
 }

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { PLAN_ID_PATTERN } from "../ids.ts";
 import { paymentAmount } from "../money.ts";
-import { currency, httpUrl, metadata, requiredText, text } from "../validation/fields.ts";
+import { currency, httpUrl, metadata, requiredText } from "../validation/fields.ts";
 import { intervalText } from "./interval.ts";
 
 /** Plan inputs (`POST /plans`, `PUT /plans/{id}`). Amount decimals are checked against the currency. */

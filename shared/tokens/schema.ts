@@ -1,5 +1,7 @@
 import * as z from "zod";
-import { booleanField, httpUrl, metadata, text } from "../validation/fields.ts";
+import { CARD_SCHEMES } from "../cards/card-number.ts";
+import { sourceField, threeDSFields } from "../three-d-s/schema.ts";
+import { booleanField, choice, httpUrl, metadata, text } from "../validation/fields.ts";
 import { webhookUrl } from "../webhooks/url-policy.ts";
 
 /**
@@ -23,7 +25,18 @@ const source = z.preprocess(
 );
 
 export const createTokenInput = z.object({ source, verify: booleanField, ...tokenFields });
-export const updateTokenInput = z.object({ source, ...tokenFields });
+
+/**
+ * `PUT`: `source` may also be a browser's or app's answer to the verification's 3DS round
+ * (`gway_req_…`); the mobile libraries also send `verify`, `invoice_id` and
+ * `third_party_sdk_version`, accepted (a `PUT` with a source always verifies).
+ */
+export const updateTokenInput = z.object({
+  source: sourceField("the id of a card"),
+  preferred_scheme: choice(CARD_SCHEMES),
+  ...threeDSFields,
+  ...tokenFields,
+});
 
 export type CreateTokenFields = z.output<typeof createTokenInput>;
 export type TokenFields = z.output<typeof updateTokenInput>;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { withChecks } from "../cards/card.ts";
+import { routingScheme, withChecks } from "../cards/card.ts";
 import { cardCredentials, usableCard } from "../cards/service.ts";
 import { cardCheckedWrite, cardUsableCheck } from "../cards/store.ts";
 import {
@@ -15,16 +15,36 @@ import { type PageRequest, pageOfList } from "../db/listing.ts";
 import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import { eventWrite } from "../events/event.ts";
 import type { GatewayConfiguration } from "../gateways/configuration.ts";
-import type { VerifyOutcome } from "../gateways/connector.ts";
+import type {
+  CustomerAction,
+  DeclineType,
+  ThreeDSChannel,
+  ThreeDSContext,
+  ThreeDSRoundAnswer,
+  VerifyOutcome,
+} from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
 import { cardGatewayConfiguration, connectorOf } from "../gateways/routing.ts";
-import type { Caller } from "../http/auth.ts";
-import { conflict, notFound } from "../http/errors.ts";
+import type { Caller, CredentialKind } from "../http/auth.ts";
+import { conflict, invalidField, notFound } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
+import {
+  attemptOf,
+  openRound,
+  relationOf,
+  roundAnswer,
+  roundAsked,
+  type ThreeDSAttempt,
+  threeDSContext,
+} from "../three-d-s/exchange.ts";
+import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
+import { asksForThreeDS, threeDSChannelOf } from "../three-d-s/schema.ts";
+import { exchangePut } from "../three-d-s/store.ts";
 import { parseInput } from "../validation/parse.ts";
 import { presentTokens, presentTokensInOrder } from "./present.ts";
 import { createTokenInput, TOKEN_FIELD_NAMES, type TokenFields, updateTokenInput } from "./schema.ts";
 import {
+  awaitCardholder,
   claimVerification,
   completeVerification,
   deleteToken,
@@ -34,7 +54,14 @@ import {
   tokenFromItem,
   updateToken,
 } from "./store.ts";
-import { newToken, type PresentedToken, presentToken, type Verification } from "./token.ts";
+import {
+  newToken,
+  type PresentedToken,
+  presentToken,
+  type Token,
+  type TokenThreeDS,
+  type Verification,
+} from "./token.ts";
 
 /**
  * Customer tokens. A token is created with a card (`source`, usable at once), or pending
@@ -46,7 +73,7 @@ import { newToken, type PresentedToken, presentToken, type Verification } from "
  * that records the outcome, refused or not (PCI DSS 3.3.1.2).
  */
 
-/** Token answers carry `customer_action`, empty when the customer has nothing to do. */
+/** Token answers to the merchant's server carry `customer_action`, empty when there is nothing to do. */
 export const NO_CUSTOMER_ACTION: Record<string, never> = {};
 
 /** Attempts of a token write that keeps meeting a concurrent change of the customer's default token. */
@@ -86,7 +113,10 @@ export async function createToken(
   let cardWrite: TransactItem | undefined;
   let cardAfter = card?.card ?? null;
   if (card && fields.verify === true) {
-    const { configuration, outcome } = await verify(caller, card);
+    // The merchant's server verifies without the cardholder: no 3DS, so no customer action.
+    const { configuration, outcome } = await verify(caller, card, { scheme: routingScheme(card.card, null) });
+    if (outcome.status === "customer-action")
+      throw new Error("A verification without 3DS asked for the cardholder");
     cardWrite = cardCheckedWrite(scope, card.card.id, outcome.checks);
     if (outcome.status === "declined") {
       await recordRefusedCheck(cardWrite);
@@ -151,78 +181,191 @@ export async function pageOfTokens(caller: Caller, customerId: string, page: Pag
   };
 }
 
+/** What a token `PUT` answers: the token, and the customer action its verification waits for. */
+export interface TokenChange {
+  token: PresentedToken;
+  customerAction?: CustomerAction;
+}
+
 /**
  * `PUT`: with a `source`, attaches the card to a token that awaits one (pending, or failed before)
  * and verifies it: `success` makes the token chargeable; a refusal leaves it `failed` and is
  * answered with the decline. Other fields are changed as sent; `set_default=true` makes the token
- * the customer's default.
+ * the customer's default. The shopper's browser or app (the public key) may only attach a source:
+ * it changes nothing else.
+ *
+ * A verification from the shopper's browser or app (or one asking for 3DS2) runs 3-D Secure: when
+ * the issuer needs the cardholder, the token stays `pending` with the round's customer action, and
+ * the next `PUT` (the same card again after the challenge page, or the browser's or app's
+ * `gway_req_` answer as source) goes on with the same card until the issuer decides.
  */
 export async function changeToken(
   caller: Caller,
+  credential: CredentialKind,
   customerId: string,
   tokenId: string,
   input: unknown,
   now = new Date(),
-): Promise<PresentedToken> {
+): Promise<TokenChange> {
   const fields = parseInput(updateTokenInput, input);
+  const answer =
+    fields.source && isGatewayRequest(fields.source) ? parseGatewayRequest(fields.source) : undefined;
   if (!isId("customer", customerId)) throw notFound("customer", customerId);
   if (!isId("token", tokenId)) throw notFound("token", tokenId);
+  const fromShopper = credential === "public-key";
+  if (fromShopper && fields.source === undefined)
+    throw invalidField("source", "is required", "missing-source");
   const scope = caller.projectId;
-  const changes = sentChanges(fields);
-  const customerWrite = fields.set_default ? defaultTokenWrite(scope, customerId, tokenId) : undefined;
+  const changes = fromShopper ? {} : sentChanges(fields);
+  const setDefault = !fromShopper && fields.set_default === true;
+  const customerWrite = setDefault ? defaultTokenWrite(scope, customerId, tokenId) : undefined;
   const refusal = (error: unknown, index: number) => tokenChangeRefusal(error, index, "default");
 
   if (fields.source === undefined) {
     const outcome = await updateToken(scope, customerId, tokenId, changes, now, customerWrite, refusal);
     if (outcome === "token-not-found") throw notFound("token", tokenId);
     if (outcome === "customer-not-found") throw notFound("customer", customerId);
-    return getToken(caller, customerId, tokenId);
+    return { token: await getToken(caller, customerId, tokenId) };
   }
 
-  const card = await usableCard(caller, fields.source);
   const owner = randomUUID();
   const claim = await claimVerification(scope, customerId, tokenId, owner, now);
   if ("refused" in claim) {
     if (claim.refused === "token-not-found") throw notFound("token", tokenId);
     if (claim.refused === "in-progress") throw verificationInProgress(tokenId);
+    // The answer to the last round of a verification that succeeded, again: the token as it is.
+    if (answer && relationOf(claim.token.three_d_s, answer, `token ${tokenId}`) === "replay") {
+      return { token: await getToken(caller, customerId, tokenId) };
+    }
     throw conflict(
       "request.token.source-already-set",
       `Token ${tokenId} already has a source (verification ${claim.status}): create another token for another card.`,
     );
   }
 
+  let step: VerificationStep;
   let verified: { configuration: GatewayConfiguration; outcome: VerifyOutcome };
   try {
-    verified = await verify(caller, card);
+    step = verificationStep(claim.claimed, fields.source, answer, {
+      channel: threeDSChannelOf(fields),
+      runsThreeDS: fromShopper || asksForThreeDS(fields),
+    });
+    if ("replay" in step) {
+      await releaseVerification(scope, customerId, tokenId, owner);
+      if (step.replay.ended?.status === "failed") throw recordedRefusal(step.replay.ended);
+      return {
+        token: await getToken(caller, customerId, tokenId),
+        ...(openRound(step.replay) ? { customerAction: step.replay.action } : {}),
+      };
+    }
+    const card = await usableCard(caller, step.cardId);
+    verified = await verify(caller, card, {
+      scheme: routingScheme(card.card, fields.preferred_scheme ?? null),
+      ...(step.attempt ? { threeDS: threeDSContext(step.attempt, step.given, tokenId) } : {}),
+    });
   } catch (error) {
     await releaseVerification(scope, customerId, tokenId, owner);
     throw error;
   }
   const { configuration, outcome } = verified;
+
+  if (outcome.status === "customer-action") {
+    const attempt = step.attempt as ThreeDSAttempt;
+    const threeDS: TokenThreeDS = {
+      ...roundAsked(step.exchange, attempt, outcome.round, outcome.customerAction),
+      card_id: step.cardId,
+      ended: null,
+    };
+    const opens = step.exchange === null;
+    const pages = opens ? [exchangePut(attempt.token, { kind: "token", scope, customerId, tokenId })] : [];
+    if ((await awaitCardholder(claim.claimed, threeDS, owner, now, pages)) === "claim-lost") {
+      throw verificationInProgress(tokenId);
+    }
+    return { token: await getToken(caller, customerId, tokenId), customerAction: outcome.customerAction };
+  }
+
   // A refused card does not become the customer's default.
   const approved = outcome.status === "approved";
   const completed = await completeVerification(
     claim.claimed,
     {
       status: approved ? "success" : "failed",
-      cardId: card.card.id,
+      cardId: step.cardId,
       gatewayConfigurationId: configuration.id,
+      threeDS: step.exchange
+        ? {
+            ...step.exchange,
+            answer: step.given ?? null,
+            ended: approved
+              ? { status: "success" }
+              : { status: "failed", error_type: outcome.errorType, message: outcome.message },
+          }
+        : null,
     },
     changes,
     owner,
     now,
-    cardCheckedWrite(scope, card.card.id, outcome.checks),
+    cardCheckedWrite(scope, step.cardId, outcome.checks),
     approved ? customerWrite : undefined,
     refusal,
   );
   if (completed === "card-unusable") {
     await releaseVerification(scope, customerId, tokenId, owner);
-    throw notFound("card", card.card.id);
+    throw notFound("card", step.cardId);
   }
   if (completed === "token-not-found" || completed === "customer-not-found") throw notFound("token", tokenId);
   if (completed === "claim-lost") throw verificationInProgress(tokenId);
   if (outcome.status === "declined") throw declineError(outcome);
-  return getToken(caller, customerId, tokenId);
+  return { token: await getToken(caller, customerId, tokenId) };
+}
+
+/**
+ * What a claimed verification does: verify `cardId` (with the 3DS `attempt` and the answer `given`
+ * to its last round, when 3DS runs), or answer again the round of `replay`, which this request
+ * repeats.
+ */
+type VerificationStep =
+  | {
+      cardId: string;
+      attempt?: ThreeDSAttempt;
+      given?: ThreeDSRoundAnswer;
+      /** The exchange the verification goes on with; null when it opens one (or runs no 3DS). */
+      exchange: TokenThreeDS | null;
+    }
+  | { replay: TokenThreeDS };
+
+function verificationStep(
+  token: Token,
+  source: string,
+  answer: ThreeDSAnswer | undefined,
+  wanted: { channel: ThreeDSChannel; runsThreeDS: boolean },
+): VerificationStep {
+  const exchange = token.three_d_s ?? null;
+  if (answer) {
+    const relation = relationOf(exchange, answer, `token ${token.id}`);
+    const open = exchange as TokenThreeDS;
+    if (relation === "replay") return { replay: open };
+    return { cardId: open.card_id, attempt: open, given: roundAnswer(answer), exchange: open };
+  }
+  // The same card again goes on with its exchange: the same action while its round is open, the
+  // challenge page's answer once given. Another card (or an ended exchange) starts afresh.
+  const going = exchange && exchange.ended === null && exchange.card_id === source ? exchange : null;
+  if (going && openRound(going)) return { replay: going };
+  if (going) return { cardId: source, attempt: going, given: going.answer ?? undefined, exchange: going };
+  return {
+    cardId: source,
+    ...(wanted.runsThreeDS ? { attempt: attemptOf(null, wanted.channel) } : {}),
+    exchange: null,
+  };
+}
+
+/** The decline a verification ended with, answered again to a replay of its last round. */
+function recordedRefusal(ended: { error_type: string; message: string }) {
+  return declineError({
+    status: "declined",
+    errorType: ended.error_type as DeclineType,
+    message: ended.message,
+  });
 }
 
 /** Deletes a token; a deleted default token leaves the customer without one. */
@@ -260,6 +403,7 @@ const verificationInProgress = (tokenId: string) =>
 async function verify(
   caller: Caller,
   card: Awaited<ReturnType<typeof usableCard>>,
+  options: { scheme: string | null; threeDS?: ThreeDSContext },
 ): Promise<{ configuration: GatewayConfiguration; outcome: VerifyOutcome }> {
   const configuration = await cardGatewayConfiguration(caller.projectId);
   const credentials = await cardCredentials(card.card, card.secrets);
@@ -271,6 +415,8 @@ async function verify(
     // verified again with another card.
     reference: newId("operation"),
     card: credentials,
+    scheme: options.scheme,
+    ...(options.threeDS ? { threeDS: options.threeDS } : {}),
   });
   return { configuration, outcome };
 }

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
@@ -11,7 +11,7 @@ import {
   transactWrite,
 } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
-import type { Token, VerificationStatus } from "./token.ts";
+import type { Token, TokenThreeDS, VerificationStatus } from "./token.ts";
 
 /**
  * Table access for customer tokens: items of their customer's partition
@@ -174,7 +174,7 @@ export async function updateToken(
 
 export type ClaimRefusal =
   | { refused: "token-not-found" }
-  | { refused: "has-source"; status: VerificationStatus }
+  | { refused: "has-source"; status: VerificationStatus; token: Token }
   | { refused: "in-progress" };
 
 /**
@@ -222,7 +222,8 @@ export async function claimVerification(
     if (found === null) throw error;
     if (found?.type !== ENTITY) return { refused: "token-not-found" };
     const status = found.verification_status as VerificationStatus;
-    if (status !== "pending" && status !== "failed") return { refused: "has-source", status };
+    if (status !== "pending" && status !== "failed")
+      return { refused: "has-source", status, token: tokenFromItem(found) };
     return { refused: "in-progress" };
   }
 }
@@ -234,7 +235,13 @@ export async function claimVerification(
  */
 export async function completeVerification(
   token: Pick<Token, "project_id" | "customer_id" | "id">,
-  outcome: { status: VerificationStatus; cardId: string; gatewayConfigurationId: string },
+  outcome: {
+    status: VerificationStatus;
+    cardId: string;
+    gatewayConfigurationId: string;
+    /** The verification's 3DS exchange, ended, when it had one. */
+    threeDS: TokenThreeDS | null;
+  },
   changes: TokenChanges,
   owner: string,
   now: Date,
@@ -267,7 +274,7 @@ export async function completeVerification(
     "#status = :status",
     "#card_id = :card_id",
     "#configuration = :configuration",
-    ...assignments(changes, names, values),
+    ...assignments({ ...changes, three_d_s: outcome.threeDS }, names, values),
   ];
   try {
     await transactWrite([
@@ -295,6 +302,111 @@ export async function completeVerification(
     if (refused) return refused;
     throw error;
   }
+}
+
+/**
+ * A claimed verification waits for the cardholder: the token keeps its exchange (`threeDS`, the
+ * round just asked) and the claim is given up, on the condition that it is still `owner`'s, with
+ * `alsoWrite` (the exchange's page item when it opens). The token stays `pending`.
+ */
+export async function awaitCardholder(
+  token: Pick<Token, "project_id" | "customer_id" | "id">,
+  threeDS: TokenThreeDS,
+  owner: string,
+  now: Date,
+  alsoWrite: TransactItem[],
+): Promise<"waiting" | "claim-lost"> {
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: config.tableName,
+          Key: tokenKey(token.project_id, token.customer_id, token.id),
+          UpdateExpression:
+            "SET #three_d_s = :three_d_s, #version = #version + :one, #updated_at = :now REMOVE #owner, #until",
+          ConditionExpression: "#type = :token AND #owner = :owner",
+          ExpressionAttributeNames: {
+            "#type": "type",
+            "#three_d_s": "three_d_s",
+            "#version": "version",
+            "#updated_at": "updated_at",
+            "#owner": "verifying_owner",
+            "#until": "verifying_until",
+          },
+          ExpressionAttributeValues: {
+            ":token": ENTITY,
+            ":three_d_s": threeDS,
+            ":one": 1,
+            ":now": now.toISOString(),
+            ":owner": owner,
+          },
+        },
+      },
+      ...alsoWrite,
+    ]);
+    return "waiting";
+  } catch (error) {
+    if (failedConditions(error)?.includes(0)) return "claim-lost";
+    throw error;
+  }
+}
+
+/**
+ * Records the answer to the open round of a token's exchange (the challenge page's), on the version
+ * read while it was open and only while nobody verifies the token: once, and never under a
+ * verification in flight.
+ */
+export async function recordTokenAnswer(
+  token: Pick<Token, "project_id" | "customer_id" | "id">,
+  threeDS: TokenThreeDS,
+  version: number,
+  now: Date,
+): Promise<boolean> {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: tokenKey(token.project_id, token.customer_id, token.id),
+        UpdateExpression: "SET #three_d_s = :three_d_s, #version = #version + :one",
+        ConditionExpression:
+          "#type = :token AND #version = :version AND (attribute_not_exists(#until) OR #until < :now)",
+        ExpressionAttributeNames: {
+          "#type": "type",
+          "#three_d_s": "three_d_s",
+          "#version": "version",
+          "#until": "verifying_until",
+        },
+        ExpressionAttributeValues: {
+          ":token": ENTITY,
+          ":three_d_s": threeDS,
+          ":one": 1,
+          ":version": version,
+          ":now": now.getTime(),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** A token item with its version, consistently read; undefined when absent. */
+export async function findVersionedToken(
+  scope: Scope,
+  customerId: string,
+  tokenId: string,
+): Promise<{ token: Token; version: number } | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: config.tableName,
+      Key: tokenKey(scope, customerId, tokenId),
+      ConsistentRead: true,
+    }),
+  );
+  if (Item?.type !== ENTITY) return undefined;
+  return { token: tokenFromItem(Item), version: Number(Item.version) };
 }
 
 /** Gives a claim up (the verification could not run); if this fails, the claim lapses on its own. */

@@ -1,5 +1,6 @@
 import { type Card, presentCard } from "../cards/card.ts";
 import type { Caller } from "../http/auth.ts";
+import type { ThreeDSExchange } from "../three-d-s/exchange.ts";
 import type { TokenFields } from "./schema.ts";
 
 /**
@@ -30,6 +31,17 @@ export interface Token {
   webhook_url: string | null;
   created_at: string;
   updated_at: string;
+  /** The 3DS exchange of the card's verification, when the issuer asked for the cardholder. */
+  three_d_s?: TokenThreeDS | null;
+}
+
+/**
+ * A verification's 3DS exchange: the card it verifies and, once the verification ended, how (what
+ * a replayed answer to its last round is answered).
+ */
+export interface TokenThreeDS extends ThreeDSExchange {
+  card_id: string;
+  ended: null | { status: "success" } | { status: "failed"; error_type: string; message: string };
 }
 
 /** What a verification (or its absence) leaves on a new token. */

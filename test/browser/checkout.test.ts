@@ -145,6 +145,38 @@ describe.skipIf(!chromiumPath)("hosted checkout in Chromium (npm start)", () => 
     await shot(page, "declined-reopened");
   });
 
+  it("runs a 3-D Secure challenge in a modal frame: approved, the invoice is paid", async () => {
+    const { id, url } = await invoice();
+    const page = await browser.page({ viewport: { width: 1024, height: 900 } });
+    await page.goto(url);
+
+    await pay(page, { ...SHOPPER, number: "4000 0000 0000 0101" });
+    const challenge = page.frameLocator("dialog[open] iframe");
+    await challenge.getByRole("button", { name: "Approve" }).waitFor();
+    await shot(page, "3ds-challenge");
+    await challenge.getByRole("button", { name: "Approve" }).click();
+
+    await page.locator("#paid h2").waitFor();
+    expect(await page.locator("dialog").count()).toBe(0);
+    await shot(page, "3ds-approved-paid");
+    expect((await transactionOf(id)).status).toBe("completed");
+  });
+
+  it("runs a 3-D Secure challenge in a modal frame: failed, the payment is refused", async () => {
+    const { id, url } = await invoice();
+    const page = await browser.page({ viewport: { width: 1024, height: 900 } });
+    await page.goto(url);
+
+    await pay(page, { ...SHOPPER, number: "4000 0000 0000 0101" });
+    await page.frameLocator("dialog[open] iframe").getByRole("button", { name: "Fail" }).click();
+
+    const failure = page.locator("#failure[role=alert]");
+    await failure.waitFor();
+    expect(await failure.textContent()).toContain("Your bank did not confirm the payment.");
+    await shot(page, "3ds-failed");
+    expect((await transactionOf(id)).status).toBe("failed");
+  });
+
   it("works on a phone-sized screen, then goes back to the invoice's return_url", async () => {
     const returnUrl = `${shop.url}/thank-you?order=1042`;
     const { id, url } = await invoice({ return_url: returnUrl });

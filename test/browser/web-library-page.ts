@@ -5,7 +5,8 @@
  * `Authorization: Basic base64("<project id>:")`, `X-ProcessOut-JS-Version`, an optional
  * `Idempotency-Key`; the same values again in the query string (`legacyrequest=true&project_id=…`,
  * `x-Authorization=…`); device data in `device` and at the top level; a payment "done" when the
- * answer's `customer_action` is absent or null; a `url` action in a modal iframe whose page must
+ * answer's `customer_action` is absent or null; a `fingerprint` action in a hidden iframe (10 s), a
+ * `url` action in a modal iframe whose page must
  * post `{"namespace":"processout.checkout","action":…}` as a JSON string to its parent. The library
  * itself is not on npm, so the suite cannot load it; this page reproduces what it sends and expects.
  */
@@ -52,11 +53,12 @@ window.tokenize = async (number, month, year, cvc) => {
   return { cardId: answer.card.id };
 };
 
-/** The library's modal iframe for a url action, and its message protocol. */
-function handleAction(url) {
+/** The library's iframe for an action (a modal for url and redirect, hidden for fingerprint), and its message protocol. */
+function handleAction(url, hidden) {
   return new Promise((resolve) => {
     const wrapper = document.createElement("div");
-    wrapper.id = "processoutjs-action-modal";
+    wrapper.id = hidden ? "processoutjs-fingerprint" : "processoutjs-action-modal";
+    if (hidden) wrapper.style.display = "none";
     const iframe = document.createElement("iframe");
     iframe.style.width = "440px"; iframe.style.height = "480px";
     iframe.setAttribute("src", url);
@@ -82,8 +84,21 @@ async function handleCardActions(method, endpoint, resourceId, cardId, options) 
   window.answers.push(answer);
   if (!answer.success) return { error: answer.error_type, message: answer.message };
   if (!answer.customer_action) return { success: resourceId };
-  if (answer.customer_action.type !== "url") return { error: "processout-js.wrong-type-for-action" };
-  const message = await handleAction(answer.customer_action.value);
+  const action = answer.customer_action;
+  if (action.type === "fingerprint") {
+    const timeout = new Promise((resolve) => setTimeout(() => resolve({ timedOut: true }), 10000));
+    const message = await Promise.race([handleAction(action.value, true), timeout]);
+    const source = message.timedOut
+      ? "gway_req_" + btoa(JSON.stringify({ url: action.value, method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded" },
+          body: 'threeDSMethodData={"threeDS2FingerprintTimeout":true}' }))
+      : message.data;
+    return handleCardActions(method, endpoint, resourceId, cardId, { ...options, gatewayRequestSource: source });
+  }
+  if (action.type !== "url" && action.type !== "redirect") return { error: "processout-js.wrong-type-for-action" };
+  const message = await handleAction(action.value, false);
+  if (message.action === "success" && action.type === "redirect")
+    return handleCardActions(method, endpoint, resourceId, cardId, { ...options, gatewayRequestSource: message.data });
   if (message.action === "success") return handleCardActions(method, endpoint, resourceId, cardId, { ...options, gatewayRequestSource: null });
   if (message.action === "canceled") return { error: "customer.canceled" };
   return { error: message.errorCode || "default", message: message.errorMessage };

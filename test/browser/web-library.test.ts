@@ -101,6 +101,37 @@ describe.skipIf(!chromiumPath)("the web client library's requests from a merchan
     await shot(page, "payment-done");
   });
 
+  it("makeCardPayment with a 3-D Secure challenge approved in the library's modal frame", async () => {
+    const invoiceId = await invoice();
+    const cardId = await tokenize("4000000000000101");
+
+    const outcome = call("makeCardPayment", invoiceId, cardId, {});
+    const challenge = page.frameLocator("#processoutjs-action-modal iframe");
+    await challenge.getByRole("button", { name: "Approve" }).waitFor();
+    await shot(page, "challenge");
+    await challenge.getByRole("button", { name: "Approve" }).click();
+
+    expect(await outcome).toEqual({ success: invoiceId });
+    const transaction = (await merchant.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(transaction.status).toBe("completed");
+  });
+
+  it("makeCardPayment with a failed challenge: reported to the library as an error", async () => {
+    const invoiceId = await invoice();
+    const cardId = await tokenize("4000000000000101");
+
+    const outcome = call("makeCardPayment", invoiceId, cardId, {});
+    await page
+      .frameLocator("#processoutjs-action-modal iframe")
+      .getByRole("button", { name: "Fail" })
+      .click();
+
+    expect((await outcome).error).toBeDefined();
+    expect((await merchant.get(`/invoices/${invoiceId}/transactions`)).body.transaction.status).toBe(
+      "failed",
+    );
+  });
+
   it("makeCardToken: attaches and verifies the card on a pending customer token", async () => {
     const customer = (await merchant.post("/customers", { first_name: "Grace" })).body.customer.id;
     const token = (await merchant.post(`/customers/${customer}/tokens`, { verify: true })).body.token.id;

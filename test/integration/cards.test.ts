@@ -38,10 +38,12 @@ describe("POST /cards", () => {
       success: true,
       card: {
         id: expect.stringMatching(/^card_[0-9A-Z]{26}$/),
+        project_id: expect.stringMatching(/^test-proj_/),
         scheme: "visa",
         co_scheme: null,
         preferred_scheme: null,
-        type: null,
+        // No BIN table tells credit from debit; the iOS library decodes the type as a string.
+        type: "unknown",
         bank_name: null,
         brand: null,
         category: null,
@@ -49,6 +51,7 @@ describe("POST /cards", () => {
         last_4_digits: "4242",
         exp_month: 12,
         exp_year: 2030,
+        expires_soon: false,
         cvc_check: "pending",
         avs_check: "unavailable",
         name: "Ada Lovelace",
@@ -56,6 +59,7 @@ describe("POST /cards", () => {
         metadata: { order: "42" },
         sandbox: true,
         created_at: expect.stringMatching(ISO_MS),
+        updated_at: body.card.created_at,
       },
     });
   });

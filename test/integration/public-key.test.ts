@@ -11,6 +11,8 @@ const local = useInProcessApi("Public key test");
  */
 const PUBLIC_KEY_ROUTES = new Set([
   "POST /cards",
+  "PUT /cards/{card_id}",
+  "GET /iins/{iin}",
   "POST /invoices/{invoice_id}/authorize",
   "POST /invoices/{invoice_id}/capture",
   "POST /invoices/{invoice_id}/increment_authorization",

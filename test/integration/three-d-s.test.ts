@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
 import { api, useInProcessApi } from "../e2e/harness.ts";
 
-const local = useInProcessApi("3DS challenge test");
+const local = useInProcessApi("3DS challenge test", { ownApiUrl: true });
 const client = local.sandbox;
 const CHALLENGE_CARD = "4000000000000101";
-
-let previousApiUrl: string | undefined;
-beforeAll(() => {
-  // The handlers run in this process: challenge links must point at this test's server.
-  previousApiUrl = process.env.API_URL;
-  process.env.API_URL = local.url;
-});
-afterAll(() => {
-  if (previousApiUrl === undefined) delete process.env.API_URL;
-  else process.env.API_URL = previousApiUrl;
-});
 
 /** An invoice paid with the challenge card: authorize answers with the challenge page's URL. */
 async function challenged(fields: Record<string, unknown> = {}) {
@@ -65,7 +55,10 @@ describe("the sandbox 3DS challenge page", () => {
     const policy = page.headers.get("content-security-policy") ?? "";
     expect(policy).toContain("default-src 'none'");
     expect(policy).toContain("form-action 'self'");
-    expect(policy).toContain("frame-ancestors 'none'");
+    // The web library opens it in a modal iframe on the merchant's page: any page may frame it (the
+    // token in its address is the secret), so no X-Frame-Options either.
+    expect(policy).toContain("frame-ancestors *");
+    expect(page.headers.get("x-frame-options")).toBeNull();
     expect(text).toContain('<form method="post">');
     expect(text).toContain('<button type="submit" name="result" value="approved">Approve</button>');
     expect(text).toContain('<button type="submit" name="result" value="failed">Fail</button>');
@@ -139,5 +132,125 @@ describe("the sandbox 3DS challenge page", () => {
     const { url } = await challenged();
     const withCredentials = await api(local.url, local.project.sandbox).get(new URL(url).pathname);
     expect(withCredentials.status).toBe(200);
+  });
+});
+
+/** The web library's calls: the project id alone, `capture` with `enable_three_d_s_2`. */
+function webLibrary() {
+  return api(local.url, { ...local.project.sandbox, private_key: "" });
+}
+
+/** The inline script's hash, as the page's policy must allow it for a browser to run it. */
+function scriptAllowed(page: string, policy: string): boolean {
+  const script = /<script>([\s\S]*?)<\/script>/.exec(page)?.[1];
+  if (script === undefined) return false;
+  const hash = createHash("sha256").update(script).digest("base64");
+  return policy.includes(`script-src 'sha256-${hash}'`);
+}
+
+describe("3DS2 in a browser (the web library's fingerprint and challenge frames)", () => {
+  async function webPayment(number: string) {
+    const card = await webLibrary().post("/cards", {
+      number,
+      exp_month: "12",
+      exp_year: "2099",
+      cvc2: "123",
+    });
+    const invoice = await client.post("/invoices", { name: "Web order", amount: "12.00", currency: "EUR" });
+    const invoiceId: string = invoice.body.invoice.id;
+    const pay = (source: string) =>
+      webLibrary().post(`/invoices/${invoiceId}/capture`, {
+        source,
+        enable_three_d_s_2: true,
+        authorize_only: false,
+        device: { request_origin: "web", app_color_depth: 24, app_screen_width: 1280 },
+      });
+    return { invoiceId, cardId: card.body.card.id as string, pay };
+  }
+
+  it("runs the fingerprint page, then the challenge page, and captures once the frames say so", async () => {
+    const { invoiceId, cardId, pay } = await webPayment(CHALLENGE_CARD);
+    const first = await pay(cardId);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      success: true,
+      customer_action: {
+        type: "fingerprint",
+        value: expect.stringMatching(/\/3ds\/[\w-]{32}\/fingerprint$/),
+        metadata: {},
+      },
+    });
+
+    // The hidden frame: a page that hands its parent the answer bound to its own address.
+    const fingerprintUrl: string = first.body.customer_action.value;
+    const page = await fetch(fingerprintUrl);
+    const html = await page.text();
+    const policy = page.headers.get("content-security-policy") ?? "";
+    expect(page.status).toBe(200);
+    expect(policy).toContain("frame-ancestors *");
+    expect(scriptAllowed(html, policy)).toBe(true);
+    expect(html).toContain('action:"success"');
+    const answer = /data-answer="(gway_req_[A-Za-z0-9+/=]+)"/.exec(html)?.[1] ?? "";
+    const envelope = JSON.parse(Buffer.from(answer.slice("gway_req_".length), "base64").toString("utf8"));
+    expect(envelope).toEqual({ body: '{"threeDSCompInd":"Y"}', url: fingerprintUrl });
+
+    const second = await pay(answer);
+    expect(second.body.customer_action).toMatchObject({
+      type: "url",
+      value: expect.stringMatching(/\/3ds\/[\w-]{32}$/),
+    });
+    // The fingerprint round is over: its page is gone.
+    expect((await fetch(fingerprintUrl)).status).toBe(404);
+
+    // The modal frame: answered in a frame, the page tells its parent instead of leaving.
+    const challengeUrl: string = second.body.customer_action.value;
+    const answered = await fetch(challengeUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-dest": "iframe" },
+      body: "result=approved",
+      redirect: "manual",
+    });
+    const answeredHtml = await answered.text();
+    expect(answered.status).toBe(200);
+    expect(scriptAllowed(answeredHtml, answered.headers.get("content-security-policy") ?? "")).toBe(true);
+    expect(answeredHtml).toContain('namespace:"processout.checkout"');
+
+    // The library sends the card again after a `url` action: now captured.
+    const third = await pay(cardId);
+    expect(third.body).toEqual({ success: true });
+    const tx = (await client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(tx).toMatchObject({
+      status: "completed",
+      three_d_s_status: "challenge-passed",
+      captured_amount: "12.00",
+    });
+  });
+
+  it("falls back to the challenge when the fingerprint frame timed out", async () => {
+    const { cardId, pay } = await webPayment("4000000000003063");
+    const first = await pay(cardId);
+    const timeout = `gway_req_${Buffer.from(
+      JSON.stringify({
+        gateway_configuration_id: "",
+        method: "",
+        url: first.body.customer_action.value,
+        headers: {},
+        body: JSON.stringify({ threeDS2FingerprintTimeout: true }),
+      }),
+    ).toString("base64")}`;
+    expect((await pay(timeout)).body.customer_action.type).toBe("url");
+  });
+
+  it("authorizes only, with the web library's options", async () => {
+    const { invoiceId, cardId } = await webPayment("4242424242424242");
+    const authorizeOnly = await webLibrary().post(`/invoices/${invoiceId}/capture`, {
+      source: cardId,
+      authorize_only: true,
+      preferred_scheme: "visa",
+      enable_three_d_s_2: true,
+    });
+    expect(authorizeOnly.body).toEqual({ success: true });
+    const tx = (await client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(tx).toMatchObject({ status: "authorized", captured_amount: "0.00" });
   });
 });

@@ -22,6 +22,7 @@ describe("card input", () => {
       expYear: 2030,
       cvc: "123",
       name: null,
+      preferredScheme: null,
       metadata: {},
     };
     expect(parseCardInput(valid, NOW)).toEqual(expected);

@@ -1,5 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { AuthorizeRequest, CardCredentials, RecordedOutcome } from "../../shared/gateways/connector.ts";
+import type {
+  AuthorizeRequest,
+  CardCredentials,
+  RecordedOutcome,
+  ThreeDSChannel,
+  ThreeDSContext,
+  ThreeDSRoundAnswer,
+} from "../../shared/gateways/connector.ts";
 import { sandboxGateway } from "../../shared/gateways/sandbox/gateway.ts";
 import type { SandboxLedger } from "../../shared/gateways/sandbox/ledger.ts";
 import { SANDBOX_TEST_CARDS } from "../../shared/gateways/sandbox/test-cards.ts";
@@ -37,6 +44,23 @@ function memoryLedger(): SandboxLedger {
 
 const SCOPE = "test-proj_01TESTTESTTESTTESTTESTTEST";
 const CHALLENGE_URL = "https://api.example.com/3ds/token";
+const FINGERPRINT_URL = `${CHALLENGE_URL}/fingerprint`;
+const SERVER_TRANSACTION = "tr_123";
+
+/** The 3DS exchange offered with an attempt, in a channel, with the answer to its last round. */
+function context(channel: ThreeDSChannel, answer?: ThreeDSRoundAnswer): ThreeDSContext {
+  return {
+    channel,
+    serverTransactionId: SERVER_TRANSACTION,
+    fingerprintUrl: FINGERPRINT_URL,
+    challengeUrl: CHALLENGE_URL,
+    ...(answer ? { answer } : {}),
+  };
+}
+const browser = (answer?: ThreeDSRoundAnswer) => context("browser", answer);
+
+/** A `fingerprint-mobile` or `challenge-mobile` value, decoded as the mobile SDKs decode it. */
+const decoded = (value: string) => JSON.parse(Buffer.from(value, "base64").toString("utf8"));
 
 let sandbox: ReturnType<typeof sandboxGateway>;
 let references = 0;
@@ -59,7 +83,8 @@ function authorization(number: string, change: Partial<AuthorizeRequest> = {}): 
     card: card(number),
     incremental: false,
     initiator: "merchant",
-    threeDS: { challengeUrl: CHALLENGE_URL },
+    scheme: "visa",
+    threeDS: browser(),
     ...change,
   };
 }
@@ -90,7 +115,7 @@ async function approved(number: string): Promise<string> {
 }
 
 describe("the sandbox card connector", () => {
-  it("knows every card of the reference's test-card table, and nothing else", () => {
+  it("knows every card of the reference's test-card table and the issue's SCA card, nothing else", () => {
     const declines = ["2180", "2206", "2198", "2214", "2222", "2230", "2248", "2255", "2263", "2271", "2289"];
     expect(Object.keys(SANDBOX_TEST_CARDS).sort()).toEqual(
       [
@@ -107,6 +132,8 @@ describe("the sandbox card connector", () => {
         "4000000000003055",
         "4000000000003063",
         "4000000000003220",
+        // Issue 14: strong authentication for customer-initiated payments only.
+        "4000000000003253",
         "4127969420587632",
         "4000000000001216",
         "4000000000006009",
@@ -233,22 +260,135 @@ describe("the sandbox card connector", () => {
     expect(await sandbox.card.authorize(authorization("4000000000000101"))).toEqual({
       status: "customer-action",
       customerAction: { type: "url", value: CHALLENGE_URL, metadata: {} },
+      round: "challenge-page",
       threeDS: "challenge-required",
     });
-    const passed = { challengeUrl: CHALLENGE_URL, challengeResult: "approved" as const };
+    const passed = browser({ kind: "challenge-page", approved: true });
     expect(
       await sandbox.card.authorize(authorization("4000000000000101", { threeDS: passed })),
     ).toMatchObject({
       status: "approved",
       threeDS: "challenge-passed",
     });
-    const failed = { challengeUrl: CHALLENGE_URL, challengeResult: "failed" as const };
+    const failed = browser({ kind: "challenge-page", approved: false });
     expect(
       await sandbox.card.authorize(authorization("4000000000000101", { threeDS: failed })),
     ).toMatchObject({
       status: "declined",
       errorType: "card.failed-three-d-s",
       threeDS: "failed",
+    });
+  });
+
+  describe("3DS2", () => {
+    const app = (answer?: ThreeDSRoundAnswer) => context("app", answer);
+    const web = (answer?: ThreeDSRoundAnswer) => context("browser-3ds2", answer);
+    const customer = (number: string, threeDS: ThreeDSContext) =>
+      sandbox.card.authorize(authorization(number, { initiator: "customer", threeDS }));
+
+    it("asks an app for its SDK's fingerprint with the directory server's data, then decides", async () => {
+      const asked = await customer("4000000000003063", app());
+      expect(asked).toMatchObject({ status: "customer-action", round: "fingerprint" });
+      if (asked.status !== "customer-action") throw new Error("no action");
+      expect(asked.customerAction.type).toBe("fingerprint-mobile");
+      const configuration = decoded(asked.customerAction.value);
+      expect(configuration).toEqual({
+        directoryServerID: "A000000003",
+        directoryServerPublicKey: expect.stringContaining('"kty":"EC"'),
+        threeDSServerTransID: SERVER_TRANSACTION,
+        directoryServerRootCAs: [expect.stringMatching(/^MII[A-Za-z0-9+/=]+$/)],
+        messageVersion: "2.2.0",
+        scheme: "visa",
+      });
+      expect(await customer("4000000000003063", app({ kind: "fingerprint", completed: true }))).toMatchObject(
+        {
+          status: "approved",
+          threeDS: "frictionless",
+        },
+      );
+    });
+
+    it("goes from the fingerprint to a challenge for the challenge card, and decides on its result", async () => {
+      const fingerprinted = await customer("4000000000000101", app({ kind: "fingerprint", completed: true }));
+      expect(fingerprinted).toMatchObject({ status: "customer-action", round: "challenge" });
+      if (fingerprinted.status !== "customer-action") throw new Error("no action");
+      expect(fingerprinted.customerAction.type).toBe("challenge-mobile");
+      const challenge = decoded(fingerprinted.customerAction.value);
+      expect(Object.keys(challenge).sort()).toEqual([
+        "acsReferenceNumber",
+        "acsSignedContent",
+        "acsTransID",
+        "threeDSServerTransID",
+      ]);
+      expect(challenge.threeDSServerTransID).toBe(SERVER_TRANSACTION);
+      expect(challenge.acsSignedContent.split(".")).toHaveLength(3);
+      expect(await customer("4000000000000101", app({ kind: "challenge", approved: true }))).toMatchObject({
+        status: "approved",
+        threeDS: "challenge-passed",
+      });
+      expect(await customer("4000000000000101", app({ kind: "challenge", approved: false }))).toMatchObject({
+        status: "declined",
+        errorType: "card.failed-three-d-s",
+        threeDS: "failed",
+      });
+    });
+
+    it("gives a browser with 3DS2 the fingerprint page, then the challenge page", async () => {
+      expect(await customer("4000000000000101", web())).toMatchObject({
+        status: "customer-action",
+        round: "fingerprint",
+        customerAction: { type: "fingerprint", value: FINGERPRINT_URL, metadata: {} },
+      });
+      expect(await customer("4000000000000101", web({ kind: "fingerprint", completed: true }))).toMatchObject(
+        {
+          status: "customer-action",
+          round: "challenge-page",
+          customerAction: { type: "url", value: CHALLENGE_URL },
+        },
+      );
+    });
+
+    it("falls back to a challenge when the fingerprint timed out, even for a frictionless card", async () => {
+      expect(
+        await customer("4000000000003063", app({ kind: "fingerprint", completed: false })),
+      ).toMatchObject({ status: "customer-action", round: "challenge" });
+    });
+
+    it("declines the failing fingerprint card after its fingerprint", async () => {
+      expect(await customer("4000000000003220", app())).toMatchObject({ round: "fingerprint" });
+      expect(await customer("4000000000003220", app({ kind: "fingerprint", completed: true }))).toMatchObject(
+        { status: "declined", errorType: "card.failed-three-d-s", threeDS: "failed" },
+      );
+    });
+
+    it("asks strong authentication of 4000000000003253 for customer-initiated payments only", async () => {
+      expect(
+        await sandbox.card.authorize(authorization("4000000000003253", { threeDS: app() })),
+      ).toMatchObject({
+        status: "approved",
+        threeDS: "not-applicable",
+      });
+      expect(await customer("4000000000003253", app())).toMatchObject({ round: "fingerprint" });
+      expect(await customer("4000000000003253", app({ kind: "fingerprint", completed: true }))).toMatchObject(
+        { round: "challenge" },
+      );
+    });
+
+    it("runs 3DS on a verification only when the caller runs it", async () => {
+      expect((await sandbox.card.verifyCard(verification("4000000000000101"))).status).toBe("approved");
+      const withThreeDS = { ...verification("4000000000000101"), threeDS: app() };
+      expect(await sandbox.card.verifyCard(withThreeDS)).toMatchObject({
+        status: "customer-action",
+        round: "fingerprint",
+      });
+      const answered = {
+        ...verification("4000000000000101"),
+        threeDS: app({ kind: "challenge", approved: false }),
+      };
+      expect(await sandbox.card.verifyCard(answered)).toMatchObject({
+        status: "declined",
+        errorType: "card.failed-three-d-s",
+      });
     });
   });
 
@@ -353,10 +493,7 @@ describe("the sandbox card connector", () => {
     const asked = await sandbox.card.authorize(first);
     expect(asked.status).toBe("customer-action");
     // Even with the challenge answered since, the same reference is the same operation.
-    const repeat = {
-      ...first,
-      threeDS: { challengeUrl: CHALLENGE_URL, challengeResult: "approved" as const },
-    };
+    const repeat = { ...first, threeDS: browser({ kind: "challenge-page", approved: true }) };
     expect(await sandbox.card.authorize(repeat)).toEqual(asked);
     expect(await sandbox.lookup({ scope: SCOPE, kind: "authorization", reference: first.reference })).toEqual(
       {

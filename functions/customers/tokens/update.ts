@@ -4,14 +4,25 @@ import { ok } from "../../../shared/http/reply.ts";
 import { changeToken, NO_CUSTOMER_ACTION } from "../../../shared/tokens/service.ts";
 
 /**
- * PUT /customers/{customer_id}/tokens/{token_id}: with `source`, attaches and verifies the card. The
- * public key may only attach a source (`makeCardToken`).
+ * PUT /customers/{customer_id}/tokens/{token_id}: with `source`, attaches and verifies the card.
+ * The merchant's server always gets `customer_action` (`{}` when there is nothing to do); the
+ * shopper's browser or app only when there is something to do (the client libraries run any
+ * `customer_action` present).
  */
 export const handler = api(
   async (request) => {
     const { customer_id: customerId = "", token_id: tokenId = "" } = request.path;
-    const token = await changeToken(request.caller, customerId, tokenId, request.body);
-    return ok({ token, customer_action: NO_CUSTOMER_ACTION });
+    const { credential } = request.caller;
+    const { token, customerAction } = await changeToken(
+      request.caller,
+      credential,
+      customerId,
+      tokenId,
+      request.body,
+    );
+    if (credential === "public-key")
+      return ok({ token, ...(customerAction ? { customer_action: customerAction } : {}) });
+    return ok({ token, customer_action: customerAction ?? NO_CUSTOMER_ACTION });
   },
   { publicKey: PUBLIC_KEY_ACCESS.tokenSource },
 );

@@ -23,6 +23,7 @@ import {
   type TestCardBehaviour,
   testCardBehaviour,
 } from "./test-cards.ts";
+import { decideThreeDS } from "./three-d-s.ts";
 
 /**
  * The `sandbox` gateway, for cards and its native APM: no provider behind it, card outcomes decided
@@ -35,8 +36,9 @@ import {
  * security code; a failed AVS check alone approves it with `avs: failed`, leaving the merchant to
  * decide. A CVC check can only fail when a CVC was sent: without one it is `unavailable`.
  *
- * 3-D Secure happens at authorization: the challenge card asks for a challenge (`customer_action`
- * of type `url`) until the customer's result is given. Verification runs no 3DS.
+ * 3-D Secure happens at authorization, and at a verification when the caller runs it (a browser or
+ * app verifying a customer token): the 3DS test cards ask for the rounds `three-d-s.ts` describes,
+ * one customer action per attempt, until the answers let the issuer decide.
  *
  * What the follow-ups of an approved authorization do (capture, refund, increment of a test card)
  * is carried in the gateway reference it returns: `sandbox.<follow-up behaviour>.<reference>`.
@@ -72,28 +74,23 @@ export function sandboxGateway(
     });
     if (refusal) return { ...refusal, checks, threeDS: "not-applicable" };
 
-    let threeDS: AuthorizeOutcome["threeDS"] = "not-applicable";
-    if (behaviour === "three-d-s-fingerprint-fails") {
-      return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
+    const threeDS = decideThreeDS(behaviour, request.initiator, request.scheme, request.threeDS);
+    if (threeDS.next === "act") {
+      return {
+        status: "customer-action",
+        customerAction: threeDS.action,
+        round: threeDS.round,
+        threeDS: "challenge-required",
+      };
     }
-    if (behaviour === "three-d-s-frictionless") threeDS = "frictionless";
-    if (behaviour === "three-d-s-challenge") {
-      const result = request.threeDS.challengeResult;
-      if (result === undefined) {
-        return {
-          status: "customer-action",
-          customerAction: { type: "url", value: request.threeDS.challengeUrl, metadata: {} },
-          threeDS: "challenge-required",
-        };
-      }
-      if (result === "failed") return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
-      threeDS = "challenge-passed";
+    if (threeDS.next === "decline") {
+      return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
     }
     return {
       status: "approved",
       gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
       checks,
-      threeDS,
+      threeDS: threeDS.status,
     };
   }
 
@@ -157,13 +154,26 @@ export function sandboxGateway(
           kind: "verification",
           laterUse: await laterUse(behaviour, request),
         });
+        // 3DS only when the caller runs it: the shopper is there, so the verification is theirs.
+        const threeDS = request.threeDS
+          ? decideThreeDS(behaviour, "customer", request.scheme ?? null, request.threeDS)
+          : ({ next: "approve", status: "not-applicable" } as const);
         const outcome: VerifyOutcome = refusal
           ? { ...refusal, checks }
-          : {
-              status: "approved",
-              gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
-              checks,
-            };
+          : threeDS.next === "act"
+            ? {
+                status: "customer-action",
+                customerAction: threeDS.action,
+                round: threeDS.round,
+                threeDS: "challenge-required",
+              }
+            : threeDS.next === "decline"
+              ? { ...declined("card.failed-three-d-s"), checks }
+              : {
+                  status: "approved",
+                  gatewayReference: gatewayReference(followUpFor(behaviour), request.reference),
+                  checks,
+                };
         return (await ledger.record(
           request.scope,
           "verification",

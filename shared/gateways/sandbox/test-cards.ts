@@ -18,6 +18,7 @@ export type TestCardBehaviour =
   | "three-d-s-challenge"
   | "three-d-s-frictionless"
   | "three-d-s-fingerprint-fails"
+  | "sca-customer-initiated"
   | { declines: DeclineType }
   | "verification-only"
   | { firstUseOnly: DeclineType }
@@ -44,6 +45,7 @@ export const SANDBOX_TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
   "4000000000003055": "three-d-s-frictionless",
   "4000000000003063": "three-d-s-frictionless",
   "4000000000003220": "three-d-s-fingerprint-fails",
+  "4000000000003253": "sca-customer-initiated",
   "4000000000002180": { declines: "card.do-not-honor" },
   "4000000000002206": { declines: "card.no-money" },
   "4000000000002198": { declines: "card.possible-fraud" },
