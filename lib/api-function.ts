@@ -11,6 +11,7 @@ import {
 } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { BROWSER_ASSETS_DIR_VARIABLE } from "../shared/http/assets.ts";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
 import { nagRendering } from "./nag.ts";
 import { type CardVaultAccess, handlerEntry, type TableAccess } from "./topology.ts";
@@ -33,6 +34,8 @@ type FixedProps =
 export interface ApiFunctionProps extends Omit<NodejsFunctionProps, FixedProps> {
   /** Handler module under `functions/`, as declared in `lib/topology.ts` (e.g. `customers/create`). */
   handler: string;
+  /** The scripts built for browsers go into the bundle, in `browser/` (`lib/browser-assets.ts`). */
+  browserAssets?: boolean;
   /** What happens to the function's log group when it leaves the stack (follows the stage). */
   logRemovalPolicy: RemovalPolicy;
   /** Package files copied next to the bundle (`swagger-ui-dist/swagger-ui.css`), read at run time. */
@@ -52,7 +55,7 @@ export class ApiFunction extends NodejsFunction {
   readonly entry: string;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
-    const { handler, logRemovalPolicy, environment, files, ...options } = props;
+    const { handler, logRemovalPolicy, environment, files, browserAssets, ...options } = props;
     const entry = resolve(projectRoot, handlerEntry(handler));
 
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -76,10 +79,16 @@ export class ApiFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       role,
       logGroup,
-      bundling: files ? withFiles(files) : nodejsBundling,
+      bundling: files || browserAssets ? withBuildSteps(files ?? [], browserAssets === true) : nodejsBundling,
       depsLockFilePath: join(projectRoot, "package-lock.json"),
       projectRoot,
-      environment: mergeEnvironment(bundlingEnvironment, environment ?? {}),
+      environment: mergeEnvironment(
+        {
+          ...bundlingEnvironment,
+          ...(browserAssets ? { [BROWSER_ASSETS_DIR_VARIABLE]: BUNDLED_ASSETS_DIR } : {}),
+        },
+        environment ?? {},
+      ),
     });
     this.entry = entry;
 
@@ -96,18 +105,27 @@ export class ApiFunction extends NodejsFunction {
   }
 }
 
+/** Where the browser scripts are in a deployed bundle (Lambda unpacks it in `/var/task`). */
+const BUNDLED_ASSETS_DIR = "/var/task/browser";
+
 /**
- * The shared bundling, with `files` (paths under `node_modules`) copied into the bundle's folder
- * after esbuild ran: the function finds them under `LAMBDA_TASK_ROOT`.
+ * The shared bundling, followed by what some functions need beside their code: `files` (paths under
+ * `node_modules`) copied into the bundle's folder, where the function finds them under
+ * `LAMBDA_TASK_ROOT`; and the browser scripts built into the bundle's `browser/` folder, with the
+ * very build the local stack runs (`lib/browser-assets.ts`).
  */
-function withFiles(files: readonly string[]): BundlingOptions {
+function withBuildSteps(files: readonly string[], browserAssets: boolean): BundlingOptions {
+  const tsx = join(projectRoot, "node_modules", ".bin", "tsx");
+  const build = join(projectRoot, "lib", "browser-assets.ts");
   return {
     ...nodejsBundling,
     commandHooks: {
       beforeBundling: () => [],
       beforeInstall: () => [],
-      afterBundling: (inputDir, outputDir) =>
-        files.map((file) => `cp "${join(inputDir, "node_modules", file)}" "${outputDir}/"`),
+      afterBundling: (inputDir, outputDir) => [
+        ...files.map((file) => `cp "${join(inputDir, "node_modules", file)}" "${outputDir}/"`),
+        ...(browserAssets ? [`"${tsx}" "${build}" "${join(outputDir, "browser")}"`] : []),
+      ],
     },
   };
 }

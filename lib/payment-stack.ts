@@ -1,6 +1,7 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags, Validations } from "aws-cdk-lib";
 import { AccessLogFormat } from "aws-cdk-lib/aws-apigateway";
 import {
+  CorsHttpMethod,
   HttpApi,
   HttpRoute,
   HttpRouteKey,
@@ -29,7 +30,7 @@ import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
 import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
 import { groupRoutes, RouteStack, type RouteStackInputs } from "./route-stacks.ts";
 import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
-import { topology as declaredTopology, fallbackRoute, functionId, type Topology } from "./topology.ts";
+import { cors, topology as declaredTopology, fallbackRoute, functionId, type Topology } from "./topology.ts";
 
 /** Stages whose data must outlive the stack: their table and logs are retained. */
 export const PERSISTENT_STAGES: readonly string[] = ["prod", "staging"];
@@ -39,8 +40,6 @@ const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
 
 /** Defaults for the context values the stack reads (`cdk synth -c name=value` overrides them). */
 export const CONTEXT_DEFAULTS = {
-  /** Base address of the hosted checkout pages, passed to the functions as `CHECKOUT_URL`. */
-  checkoutUrl: "https://checkout.example.com",
   /** Steady-state requests per second the API's stage accepts. */
   rateLimit: 100,
   /** Requests the stage accepts in a burst above the rate. */
@@ -76,7 +75,7 @@ export interface PaymentStackProps extends StackProps {
  * outputs); the routes live in nested stacks, one per resource group (`lib/route-stacks.ts`), so
  * that no stack comes near CloudFormation's 500 resources.
  *
- * Context values: `checkoutUrl` (default https://checkout.example.com), `rateLimit` and
+ * Context values: `checkoutUrl` (default: the API serves the checkout pages itself), `rateLimit` and
  * `burstLimit` (default 100 and 200 requests per second) for the API's stage.
  */
 export class PaymentStack extends Stack {
@@ -115,11 +114,14 @@ export class PaymentStack extends Stack {
     this.table = this.buildTable(removalPolicy, persistent);
     this.cardKeys = this.buildCardKeys(removalPolicy);
 
-    const environment = {
+    // Invoices' checkout links are `<API>/checkout/…` (served by the API itself) unless `checkoutUrl`
+    // names another address in front of it.
+    const checkoutUrl = this.contextString("checkoutUrl");
+    const routeEnvironment = {
       STAGE: stage,
       POWERTOOLS_SERVICE_NAME: "payment-api",
       LOG_LEVEL: "INFO",
-      CHECKOUT_URL: this.contextString("checkoutUrl", CONTEXT_DEFAULTS.checkoutUrl),
+      ...(checkoutUrl ? { CHECKOUT_URL: checkoutUrl } : {}),
     };
 
     this.api = new HttpApi(this, "HttpApi", {
@@ -128,7 +130,21 @@ export class PaymentStack extends Stack {
       apiName: this.stackName,
       description: `Payment API (${stage})`,
       createDefaultStage: false,
+      // API Gateway answers every preflight itself and adds the allowed origin to every answer.
+      corsPreflight: {
+        allowOrigins: [...cors.allowOrigins],
+        allowMethods: cors.allowMethods.map((method) => CorsHttpMethod[method]),
+        allowHeaders: [...cors.allowHeaders],
+        exposeHeaders: [...cors.exposeHeaders],
+        maxAge: Duration.seconds(cors.maxAgeSeconds),
+        allowCredentials: false,
+      },
     });
+
+    // Links the API hands out (3DS challenge pages, invoices' checkout pages, also in events that jobs
+    // record) are built from API_URL: the API's endpoint is an attribute of the API alone, so no
+    // function naming it makes a dependency cycle. Route stacks pass it on as a parameter of theirs.
+    const environment = { ...routeEnvironment, API_URL: this.api.apiEndpoint };
 
     this.scheduledJobs = buildScheduledJobs(this, {
       jobs: topology.scheduledJobs,
@@ -165,7 +181,7 @@ export class PaymentStack extends Stack {
         new RouteStack(this, group.id, {
           routes: group.routes,
           inputs: routeInputs,
-          environment,
+          environment: routeEnvironment,
           removalPolicy,
           description: `Payment API (${stage}): ${group.routes.length} routes of functions/${group.resource}/`,
         }),
@@ -311,9 +327,9 @@ export class PaymentStack extends Stack {
     return topic;
   }
 
-  private contextString(key: string, fallback: string): string {
+  private contextString(key: string): string | undefined {
     const value: unknown = this.node.tryGetContext(key);
-    if (value === undefined) return fallback;
+    if (value === undefined) return undefined;
     if (typeof value !== "string" || value === "")
       throw new Error(`Context ${key} must be a non-empty string`);
     return value;

@@ -130,8 +130,9 @@ export class RouteStack extends NestedStack {
         environment: props.environment,
         logRemovalPolicy: props.removalPolicy,
         ...(route.files ? { files: route.files } : {}),
+        ...(route.browserAssets ? { browserAssets: true } : {}),
       });
-      // Links the API hands out (3DS challenge pages) are built from API_URL. The API's endpoint
+      // Links the API hands out (3DS challenge pages, checkout pages) are built from API_URL. The API's endpoint
       // is an attribute of the API alone (not of its routes or stage), so the functions can name
       // it without a dependency cycle; a custom domain would be passed here instead.
       fn.addEnvironment("API_URL", api.apiEndpoint);

@@ -36,6 +36,11 @@ export interface RouteDeclaration {
    */
   files?: readonly string[];
   /**
+   * The function serves the scripts built for browsers (`lib/browser-assets.ts`): they are built
+   * into its bundle.
+   */
+  browserAssets?: true;
+  /**
    * Set on a route that takes no credentials: why that is safe (it becomes the reason given where
    * the deployment acknowledges an API route without an authorizer).
    */
@@ -330,7 +335,58 @@ export const routes: readonly RouteDeclaration[] = [
     files: DOCS_ASSET_FILES,
     unauthenticated: PUBLIC_DOCUMENTATION,
   },
+  // The hosted checkout page of an invoice (shared/checkout) and the scripts served to browsers.
+  {
+    method: "GET",
+    path: "/checkout/{project_id}/{invoice_id}",
+    handler: "checkout/show",
+    table: "read",
+    unauthenticated:
+      "the shopper opens the invoice's checkout link without credentials; the link's key (192 random bits, kept on the invoice) is what shows the invoice, and paying takes the public key like any payment page.",
+  },
+  {
+    method: "GET",
+    path: "/assets/{asset}",
+    handler: "assets/get",
+    table: "none",
+    browserAssets: true,
+    unauthenticated:
+      "it serves the public scripts built for browsers (the payments module), and reads no data.",
+  },
 ];
+
+/**
+ * Cross-origin requests (CORS) of the whole HTTP API, the same for every route: API Gateway answers
+ * preflights itself from its CORS configuration (`lib/payment-stack.ts`) and adds the allowed origin
+ * to every answer, and the local stack does the same (`lib/local/http-server.ts`). Browsers call the
+ * client-side operations from merchants' pages with the public key, which every other route refuses,
+ * and a private key never belongs in a page: allowing any origin opens nothing. No cookies
+ * are used, so no credentials mode. Headers are named one by one: a `*` would not cover
+ * `Authorization`, which browsers never let a wildcard allow.
+ */
+export const cors = {
+  allowOrigins: ["*"],
+  allowMethods: ["GET", "POST", "PUT", "DELETE"],
+  /** What the web client libraries send, beside the headers every browser may send. */
+  allowHeaders: [
+    "authorization",
+    "content-type",
+    "idempotency-key",
+    "api-version",
+    "x-processout-js-version",
+    "x-processout-client-secret",
+  ],
+  /** Answer headers a page's script may read: the id to quote to support, and a replay's mark. */
+  exposeHeaders: ["x-request-id", "idempotent-replayed"],
+  /** How long a browser may reuse a preflight's answer. */
+  maxAgeSeconds: 600,
+} as const satisfies {
+  allowOrigins: readonly string[];
+  allowMethods: readonly HttpMethod[];
+  allowHeaders: readonly string[];
+  exposeHeaders: readonly string[];
+  maxAgeSeconds: number;
+};
 
 /** Every request no route matches goes here (API Gateway's `$default` route): a 404 in JSON. */
 export const fallbackRoute = { handler: "not-found", table: "none" } as const;

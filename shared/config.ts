@@ -47,8 +47,11 @@ export const config = {
   get apiUrl(): string {
     return (process.env.API_URL ?? "http://localhost:3000").replace(/\/$/, "");
   },
-  /** Base address of the hosted checkout pages (invoice `url`). */
+  /**
+   * Base address of the hosted checkout pages (invoice `url`): the API serves them itself, under
+   * `/checkout`, unless `CHECKOUT_URL` names another address (a custom domain in front of it).
+   */
   get checkoutUrl(): string {
-    return process.env.CHECKOUT_URL ?? "https://checkout.localhost";
+    return (process.env.CHECKOUT_URL ?? `${this.apiUrl}/checkout`).replace(/\/$/, "");
   },
 };

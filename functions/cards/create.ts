@@ -1,4 +1,5 @@
 import { cardIdempotencyParameters, tokenizeCard } from "../../shared/cards/service.ts";
+import { PUBLIC_KEY_ACCESS } from "../../shared/http/access.ts";
 import { api } from "../../shared/http/api.ts";
 import { ok } from "../../shared/http/reply.ts";
 
@@ -11,7 +12,7 @@ export const handler = api(
     return ok({ card });
   },
   {
-    auth: "project-id",
+    publicKey: PUBLIC_KEY_ACCESS.cards,
     idempotencyParameters: (request) =>
       cardIdempotencyParameters(request.caller, request.query, request.body),
   },

@@ -1,4 +1,5 @@
 import { cardInformation } from "../../shared/cards/service.ts";
+import { PUBLIC_KEY_ACCESS } from "../../shared/http/access.ts";
 import { api } from "../../shared/http/api.ts";
 import { ok } from "../../shared/http/reply.ts";
 
@@ -6,6 +7,6 @@ import { ok } from "../../shared/http/reply.ts";
 export const handler = api(
   async (request) => ok({ card_information: cardInformation(request.path.iin ?? "") }),
   {
-    auth: "project-id",
+    publicKey: PUBLIC_KEY_ACCESS.iins,
   },
 );

@@ -1,4 +1,5 @@
 import { expandAnswer } from "../../shared/expansion/answer.ts";
+import { PUBLIC_KEY_ACCESS } from "../../shared/http/access.ts";
 import { api } from "../../shared/http/api.ts";
 import { captureInvoice } from "../../shared/payments/capture.ts";
 import { paymentRequest } from "../../shared/payments/core.ts";
@@ -7,5 +8,5 @@ import { paymentRequest } from "../../shared/payments/core.ts";
 export const handler = api(
   (request) => captureInvoice(paymentRequest(request), request.path.invoice_id ?? "", request.body),
   // The shopper's browser or app pays with the public key (`payments/core.ts`: what it is answered).
-  { auth: "project-id", expand: expandAnswer("transaction") },
+  { publicKey: PUBLIC_KEY_ACCESS.payment, expand: expandAnswer("transaction") },
 );

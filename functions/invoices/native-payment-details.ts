@@ -1,8 +1,9 @@
 import { expandAnswer } from "../../shared/expansion/answer.ts";
+import { PUBLIC_KEY_ACCESS } from "../../shared/http/access.ts";
 import { api } from "../../shared/http/api.ts";
 import { nativePaymentDetails } from "../../shared/payments/native.ts";
 
-/** GET /invoices/{invoice_id}/native-payment/{gateway_configuration_id} */
+/** GET /invoices/{invoice_id}/native-payment/{gateway_configuration_id} (the public key too) */
 export const handler = api(
   (request) =>
     nativePaymentDetails(
@@ -10,5 +11,5 @@ export const handler = api(
       request.path.invoice_id ?? "",
       request.path.gateway_configuration_id ?? "",
     ),
-  { expand: expandAnswer("transaction") },
+  { publicKey: PUBLIC_KEY_ACCESS.nativePayment, expand: expandAnswer("transaction") },
 );

@@ -226,6 +226,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     answer: payment,
   },
   "POST /invoices/{invoice_id}/increment_authorization": {
+    credentials: "project-id",
     summary: "Increment an authorization",
     body: incrementInput,
     expand: "transaction",
@@ -251,6 +252,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     answer: success({ transaction: transactionSchema.nullable() }),
   },
   "POST /invoices/{invoice_id}/native-payment": {
+    credentials: "project-id",
     summary: "Take a step of a native APM payment",
     description: "JSON body.",
     body: nativePaymentInput,
@@ -262,6 +264,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     },
   },
   "GET /invoices/{invoice_id}/native-payment/{gateway_configuration_id}": {
+    credentials: "project-id",
     summary: "Get where a native APM payment stands",
     expand: "transaction",
     answer: success({
@@ -400,6 +403,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     }),
   },
   "GET /gateway-configurations": {
+    credentials: "project-id",
     summary: "List gateway configurations",
     listing: true,
     query: z.object({
@@ -437,6 +441,19 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "Set the caller's webhook URL",
     body: projectChanges,
     answer: one("project", projectSettingsSchema),
+  },
+  "GET /checkout/{project_id}/{invoice_id}": {
+    summary: "An invoice's hosted checkout page",
+    description:
+      "The invoice's `url`: the page that shows what is paid and takes a card. Its `key` (in the `url` only) opens it; no credentials.",
+    query: z.object({ key: z.string().meta({ description: "The link's key, from the invoice's `url`" }) }),
+    answer: { kind: "document", contentType: "text/html", description: "The checkout page" },
+  },
+  "GET /assets/{asset}": {
+    summary: "A script for browsers",
+    description:
+      "`payments.js`, the payments module merchants import on their pages; `checkout.js`, the checkout page's.",
+    answer: { kind: "document", contentType: "text/javascript", description: "The script" },
   },
   "GET /openapi.json": {
     summary: "This document",

@@ -9,7 +9,7 @@ import {
 import type { Duplex } from "node:stream";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { INPUT_LIMITS } from "../../shared/http/input.ts";
-import { fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
+import { cors, fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
 import { HandlerTimeout, handlerLoader, invoke, LOCAL_ACCOUNT_ID, lambdaContext } from "./lambda.ts";
 import { repoRoot } from "./paths.ts";
 
@@ -74,6 +74,7 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
 
   const server = createServer({ maxHeaderSize: MAX_REQUEST_HEADER_BYTES }, (request, response) => {
     const started = Date.now();
+    allowCrossOrigin(request, response);
     serve(request, response)
       .catch((error: unknown) => {
         errorLog(`Local API: ${request.method} ${request.url} failed`, error);
@@ -96,6 +97,10 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
         "request.body.too-large",
         `The request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes.`,
       );
+      return;
+    }
+    if (isPreflight(request)) {
+      answerPreflight(response);
       return;
     }
     await options.ready;
@@ -432,7 +437,10 @@ function toAnswer(result: unknown): Answer | { invalid: string } {
 
 function send(response: ServerResponse, answer: Answer, requestId: string) {
   response.statusCode = answer.statusCode;
-  for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value);
+  for (const [name, value] of Object.entries(answer.headers)) {
+    // API Gateway ignores the CORS headers of an integration's answer when the API has a CORS configuration.
+    if (!name.startsWith("access-control-")) response.setHeader(name, value);
+  }
   if (answer.cookies.length > 0) response.setHeader("set-cookie", answer.cookies);
   response.setHeader("apigw-requestid", requestId);
   response.setHeader("content-length", answer.body.length);
@@ -463,6 +471,36 @@ function sendError(
   response.setHeader("content-length", body.length);
   if (requestId) response.setHeader("apigw-requestid", requestId);
   response.end(body);
+}
+
+// ---- cross-origin requests (CORS) ------------------------------------------------------------
+
+/**
+ * API Gateway's CORS, from the same declaration as the deployed API's (`cors` in `lib/topology.ts`):
+ * a request from a page (it has an `Origin`) gets the allowed origin and the exposed headers on
+ * whatever it is answered, and a preflight (`OPTIONS` with `Origin` and
+ * `Access-Control-Request-Method`) is answered here, for any path, without reaching a handler.
+ */
+function allowCrossOrigin(request: IncomingMessage, response: ServerResponse) {
+  if (request.headers.origin === undefined) return;
+  response.setHeader("access-control-allow-origin", cors.allowOrigins.join(","));
+  response.setHeader("access-control-expose-headers", cors.exposeHeaders.join(","));
+}
+
+function isPreflight(request: IncomingMessage): boolean {
+  return (
+    request.method === "OPTIONS" &&
+    request.headers.origin !== undefined &&
+    request.headers["access-control-request-method"] !== undefined
+  );
+}
+
+function answerPreflight(response: ServerResponse) {
+  response.statusCode = 204;
+  response.setHeader("access-control-allow-methods", cors.allowMethods.join(","));
+  response.setHeader("access-control-allow-headers", cors.allowHeaders.join(","));
+  response.setHeader("access-control-max-age", String(cors.maxAgeSeconds));
+  response.end();
 }
 
 // ---- what Node refuses before a handler -------------------------------------------------------

@@ -1,10 +1,13 @@
 import { existsSync, realpathSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
+import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { BROWSER_ASSETS_DIR_VARIABLE } from "../../shared/http/assets.ts";
 import type { ProjectCredentials } from "../../shared/projects/project.ts";
+import { buildBrowserAssets } from "../browser-assets.ts";
 import { type BackgroundWork, startBackgroundWork } from "./background.ts";
 import { type DynamoDbLocal, DynamoDbLocalError, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { close, createLocalApi, listen } from "./http-server.ts";
@@ -92,6 +95,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let dynamodb: DynamoDbLocal | undefined;
   let background: BackgroundWork | undefined;
   let scheduler: LocalScheduler | undefined;
+  let browserAssets: string | undefined;
   let wroteStackFile = false;
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -100,6 +104,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await scheduler?.stop();
       await background?.stop();
       await dynamodb?.stop();
+      if (browserAssets) await rm(browserAssets, { recursive: true, force: true });
       if (wroteStackFile) await rm(stackFile, { force: true });
     })();
     return stopped;
@@ -130,6 +135,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const dynamodbEndpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
     configureEnvironment({ tableName, dynamodbEndpoint, url });
     process.env.CARD_KEY_FILE = join(dataDir, "card-keys.json");
+    // The scripts served to browsers (`GET /assets/…`), built from this checkout's sources.
+    browserAssets = await mkdtemp(join(tmpdir(), "payment-api-browser-"));
+    await buildBrowserAssets(browserAssets);
+    process.env[BROWSER_ASSETS_DIR_VARIABLE] = browserAssets;
 
     const client = new DynamoDBClient({ endpoint: dynamodbEndpoint });
     try {
@@ -179,9 +188,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 function configureEnvironment(settings: { tableName: string; dynamodbEndpoint: string; url: string }) {
   useLocalTable(settings.tableName, settings.dynamodbEndpoint);
   const env = process.env;
-  // The address this stack serves, so links the API hands out (3DS challenge pages) point at it.
+  // The address this stack serves, so links the API hands out (3DS challenge pages, invoices' checkout
+  // pages) point at it.
   env.API_URL = settings.url;
-  env.CHECKOUT_URL ??= `${settings.url}/checkout`;
   env.POWERTOOLS_SERVICE_NAME ??= "payment-api";
   env.LOG_LEVEL ??= "WARN";
 }

@@ -2,7 +2,8 @@ import middy, { type MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import type { TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
-import { type AuthenticatedCaller, type AuthMode, authenticate } from "./auth.ts";
+import type { PublicKeyAccess } from "./access.ts";
+import { type AuthenticatedCaller, authenticate } from "./auth.ts";
 import { ApiError, notFound } from "./errors.ts";
 import {
   acquire,
@@ -60,8 +61,13 @@ export interface AnswerExpansion {
 }
 
 interface ApiOptions {
-  /** Default `private-key`; `none` for the routes that need no project (the 404 fallback). */
-  auth?: AuthMode | "none";
+  /** `none` for the routes that need no project (the 404 fallback, pages); else the caller's keys. */
+  auth?: "none";
+  /**
+   * Set on the routes the public key (the project id alone) may call, with what it may send and
+   * see there (`access.ts`); every other route needs the private key.
+   */
+  publicKey?: PublicKeyAccess;
   idempotencyParameters?: IdempotencyParameters;
   expand?: AnswerExpansion;
   notFound?: NotFoundAnswer;
@@ -94,7 +100,11 @@ type ApiContext = Context & { api: State };
  */
 export function api(
   handle: (request: ApiRequest) => Promise<Reply>,
-  options?: { auth?: AuthMode; idempotencyParameters?: IdempotencyParameters; expand?: AnswerExpansion },
+  options?: {
+    publicKey?: PublicKeyAccess;
+    idempotencyParameters?: IdempotencyParameters;
+    expand?: AnswerExpansion;
+  },
 ): Handler;
 /** Routes without credentials (the 404 fallback, the 3DS challenge page) may also answer HTML. */
 export function api(
@@ -102,19 +112,31 @@ export function api(
   options: { auth: "none"; notFound?: NotFoundAnswer },
 ): Handler;
 export function api(handle: (request: ApiRequest) => Promise<Answer>, options: ApiOptions = {}): Handler {
-  const authMode = options.auth ?? "private-key";
+  const authMode = options.auth ?? (options.publicKey ? "public-key" : "private-key");
+  const shown = answerShown(options.publicKey);
   return middy<Event, Result, Error, ApiContext>()
     .use(errorAnswers())
     .use(authentication(authMode))
     .use(pathParameters(options.notFound))
-    .use(parsing(options.expand))
+    .use(parsing(options.publicKey, shown, options.expand))
     .use(idempotency(options.idempotencyParameters))
     .handler(async (_event, context) => {
       const state = context.api;
       const reply = await handle(state.request as ApiRequest);
-      if (!state.expandAnswer || !("body" in reply)) return toResult(reply, state.requestId);
-      return toResult({ ...reply, body: await state.expandAnswer(reply.body) }, state.requestId);
+      const answer = shown(reply, state.caller);
+      if (!state.expandAnswer || !("body" in answer)) return toResult(answer, state.requestId);
+      return toResult({ ...answer, body: await state.expandAnswer(answer.body) }, state.requestId);
     }) as unknown as Handler;
+}
+
+/** What a caller is answered: the whole answer, or for the public key the part its access shows. */
+type AnswerShown = (reply: Answer, caller: AuthenticatedCaller | undefined) => Answer;
+
+function answerShown(access: PublicKeyAccess | undefined): AnswerShown {
+  return (reply, caller) =>
+    access && caller?.credential === "public-key" && "body" in reply
+      ? { ...reply, body: access.answer(reply.body) }
+      : reply;
 }
 
 /** A Lambda handler for API Gateway HTTP API (payload 2.0) events. */
@@ -165,24 +187,36 @@ function pathParameters(answer?: NotFoundAnswer): MiddlewareObj<Event, Result, E
   };
 }
 
-function parsing(expand?: AnswerExpansion): MiddlewareObj<Event, Result, Error, ApiContext> {
+/**
+ * Parses the query and body; a public-key request keeps only what its access lets it send. The
+ * answer stored for an `Idempotency-Key` is the one the caller is shown, so a replay shows no more.
+ * Reads the request's `expand` (`expand.prepare`) before any work.
+ */
+function parsing(
+  access: PublicKeyAccess | undefined,
+  shown: AnswerShown,
+  expand?: AnswerExpansion,
+): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: ({ event, context }) => {
       const state = context.api;
+      const parsed = { query: parseQuery(event.rawQueryString), body: parseBody(event) };
+      const { query, body } =
+        access && state.caller?.credential === "public-key" ? access.request(parsed) : parsed;
       state.request = {
         ...(state.caller ? { caller: state.caller } : {}),
         requestId: state.requestId,
         method: event.requestContext.http.method,
         rawPath: event.rawPath,
         path: (event.pathParameters ?? {}) as Record<string, string>,
-        query: parseQuery(event.rawQueryString),
-        body: parseBody(event),
+        query,
+        body,
         headers: event.headers ?? {},
         commitWith: (reply) => {
           const handle = state.idempotency;
           if (!handle) return [];
           handle.committed = true;
-          return [handle.completion(stored(reply))];
+          return [handle.completion(stored(shown(reply, state.caller) as Reply))];
         },
       };
       if (expand) state.expandAnswer = expand.prepare(state.request as ApiRequest);
@@ -190,7 +224,9 @@ function parsing(expand?: AnswerExpansion): MiddlewareObj<Event, Result, Error, 
   };
 }
 
-function authentication(mode: AuthMode | "none"): MiddlewareObj<Event, Result, Error, ApiContext> {
+function authentication(
+  mode: "private-key" | "public-key" | "none",
+): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: async ({ event, context }) => {
       if (mode === "none") return;

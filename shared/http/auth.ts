@@ -25,10 +25,10 @@ export interface AuthenticatedCaller extends Caller {
 
 /**
  * `private-key`: HTTP Basic with the project id and its private key (every server call).
- * `project-id`: the project id alone is enough (card tokenization from browsers and apps);
- * a private key, when one is sent, must still be right, and then makes a private-key caller.
+ * `public-key`: the project id alone is enough (the client-side operations, `access.ts`); a private
+ * key, when one is sent, must still be right, and then makes a private-key caller.
  */
-export type AuthMode = "private-key" | "project-id";
+export type AuthMode = "private-key" | "public-key";
 
 export async function authenticate(
   authorization: string | undefined,
@@ -42,6 +42,11 @@ export async function authenticate(
 
   const environment = await findEnvironment(username);
   if (!environment) throw unknownProject();
+  if (mode === "private-key" && password === "") {
+    throw authenticationFailed(
+      "This route needs the private key: the project id alone (the public key) may only tokenize cards and pay invoices.",
+    );
+  }
   const keyRequired = mode === "private-key" || password !== "";
   if (keyRequired && !privateKeyMatches(password, environment.key_hash)) throw authenticationFailed();
   // The environment comes from the stored record; the id prefix must agree with it.

@@ -1,4 +1,4 @@
-import { config } from "../config.ts";
+import { checkoutLink, newCheckoutKey } from "../checkout/link.ts";
 import type { Caller } from "../http/auth.ts";
 import { newId } from "../ids.ts";
 import type { DetailInput, InvoiceChanges, InvoiceInput } from "./schema.ts";
@@ -58,6 +58,11 @@ export type Invoice = Settled<Omit<InvoiceInput, StructuredFields>> & {
   exemption_reason_3ds2: string | null;
   card_verification: string | null;
   created_at: string;
+  /**
+   * The secret of the invoice's checkout link (`shared/checkout/link.ts`), shown only inside `url`.
+   * Invoices made before links had keys have none.
+   */
+  checkout_key?: string;
 };
 
 /** The fields a merchant sets, at the top level of an invoice. */
@@ -117,6 +122,7 @@ export function newInvoice(caller: Caller, input: InvoiceInput, now: Date): Invo
     card_verification: null,
     sandbox: caller.sandbox,
     created_at: now.toISOString(),
+    checkout_key: newCheckoutKey(),
   };
   return withChanges(blank, input);
 }
@@ -181,7 +187,7 @@ export function presentInvoice(invoice: Invoice) {
   return {
     id: invoice.id,
     project_id: invoice.project_id,
-    url: `${config.checkoutUrl}/${invoice.id}`,
+    url: checkoutLink(invoice),
     customer_id: invoice.customer_id,
     transaction_id: invoice.transaction_id,
     token_id: invoice.token_id,

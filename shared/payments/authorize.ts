@@ -105,7 +105,7 @@ export async function authorizeInvoice(
     "authorize",
   );
   if ("answer" in result) return result.answer;
-  const reply = paymentReply(result.current.record, request.credential);
+  const reply = paymentReply(result.current.record);
   await transactWrite(request.commit(reply));
   return reply;
 }
@@ -226,7 +226,7 @@ async function nextAttempt(
   }
   if (openRound(record) && !answer) {
     // The customer has not answered the open round yet: the same action again.
-    const reply = paymentReply(record, request.credential);
+    const reply = paymentReply(record);
     await transactWrite(request.commit(reply));
     return { answer: reply };
   }
@@ -370,7 +370,7 @@ async function runAuthorization(
     await cancelAutoCapture(settled.current.record);
     throw settled.refusal;
   }
-  if (answers) return { answer: paymentReply(settled.current.record, request.credential) };
+  if (answers) return { answer: paymentReply(settled.current.record) };
   return { current: settled.current };
 }
 

@@ -50,7 +50,7 @@ export async function captureInvoice(
     const autoCapture = autoCaptureOptions(request, invoice, fields);
     const result = await authorizeStep(request, invoice, { ...options, ...autoCapture }, "authorize");
     if ("answer" in result) return result.answer;
-    const reply = paymentReply(result.current.record, request.credential);
+    const reply = paymentReply(result.current.record);
     await transactWrite(request.commit(reply));
     return reply;
   }
@@ -75,7 +75,7 @@ export async function captureInvoice(
   if (current.record.status === "failed") throw recordedDecline(current.record);
   const record = await followUp(request, invoice, current, capturePlan(fields.amount ?? undefined));
   await cancelAutoCapture(record);
-  return paymentReply(record, request.credential);
+  return paymentReply(record);
 }
 
 /** The native payment through the configuration `source` names: it must be this invoice's. */

@@ -256,40 +256,27 @@ export function events(invoice: Invoice, record: TransactionRecord, names: Event
 }
 
 /**
- * A payment's answer. The merchant's server (private key) gets the transaction and always a
- * `customer_action`, `{}` when there is nothing to do (a server library fails without it). The
- * shopper's browser or app (public key) gets only what it acts on: `customer_action` when there is
- * something to do, absent otherwise (the web and mobile libraries treat `{}` as an action to run).
+ * A payment's answer: the transaction, and always a `customer_action`, `{}` when there is nothing to
+ * do (a server library fails without it). The HTTP core shows the public key (the shopper's browser
+ * or app) only the action, when there is one (`PUBLIC_KEY_ACCESS.payment` in `shared/http/access.ts`).
  */
-export function paymentReply(record: TransactionRecord, credential: CredentialKind): Reply {
-  const action = customerAction(record);
-  if (credential === "public-key") return ok(action ? { customer_action: action } : {});
-  return ok({ transaction: presentTransaction(record), customer_action: action ?? {} });
+export function paymentReply(record: TransactionRecord): Reply {
+  return ok({ transaction: presentTransaction(record), customer_action: customerAction(record) ?? {} });
 }
 
 /** The answer of an operation settled for the request that made it. */
-export function operationReply(
-  record: TransactionRecord,
-  type: PendingType,
-  credential: CredentialKind,
-): Reply {
-  if (type === "authorization" || type === "capture") return paymentReply(record, credential);
-  if (type === "native-payment") return nativePaymentReply(record, credential);
-  if (credential === "public-key") return ok({});
+export function operationReply(record: TransactionRecord, type: PendingType): Reply {
+  if (type === "authorization" || type === "capture") return paymentReply(record);
+  if (type === "native-payment") return nativePaymentReply(record);
   if (type === "refund")
     return ok({ refund: record.refunds.at(-1), transaction: presentTransaction(record) });
   return ok({ transaction: presentTransaction(record) });
 }
 
-/**
- * A native APM step's answer: where the payment stands (`native_apm`), and for the merchant's
- * server the transaction.
- */
-export function nativePaymentReply(record: TransactionRecord, credential: CredentialKind): Reply {
+/** A native APM step's answer: where the payment stands (`native_apm`), and the transaction. */
+export function nativePaymentReply(record: TransactionRecord): Reply {
   if (!record.native_apm) throw new Error(`Transaction ${record.id} has no native APM state`);
-  const nativeApm = presentNativeApm(record.native_apm);
-  if (credential === "public-key") return ok({ native_apm: nativeApm });
-  return ok({ native_apm: nativeApm, transaction: presentTransaction(record) });
+  return ok({ native_apm: presentNativeApm(record.native_apm), transaction: presentTransaction(record) });
 }
 
 /** The decline a failed transaction was settled with, as the API answers it (also to a retry). */
@@ -362,7 +349,7 @@ export async function settleOutcome(
         ...(options.extra ?? []),
         ...eventWrites(scope, events(settlement.invoice, next, names), now),
         ...(settlement.answers && !options.refused
-          ? settlement.request.commit(operationReply(next, pending.type, settlement.request.credential))
+          ? settlement.request.commit(operationReply(next, pending.type))
           : []),
       ],
       options.optional ?? [],

@@ -213,7 +213,7 @@ async function runStep(
   );
   const settled = await settleOutcome({ request, invoice, answers: true }, held, result);
   if (settled.refusal) throw settled.refusal;
-  return nativePaymentReply(settled.current.record, request.credential);
+  return nativePaymentReply(settled.current.record);
 }
 
 /**

@@ -12,7 +12,8 @@ import { invalidField } from "../http/errors.ts";
  *   (`deviceChannel: "app"`, `sdkAppID`, `sdkEncData`, `sdkEphemPubKey`, `sdkReferenceNumber`,
  *   `sdkTransID`; the libraries' sandbox test handler sends them empty), the sandbox's own browser
  *   fingerprint page's completion (`threeDSCompInd`), or the libraries' timeout
- *   (`threeDS2FingerprintTimeout: true`, with the fingerprint page's `url` from a browser);
+ *   (`threeDS2FingerprintTimeout: true`, with the fingerprint page's `url` from a browser; the web
+ *   library sends it as the form field `threeDSMethodData=<that JSON>`);
  * - after a challenge round: the SDK's result, `transStatus` `Y` or `N`.
  *
  * The answer is bound to its payment by the payments core: only the invoice whose transaction waits
@@ -83,7 +84,7 @@ export function parseGatewayRequest(source: string): ThreeDSAnswer {
   const parsedEnvelope = envelope.safeParse(parseJson(text, "its envelope is not JSON"));
   if (!parsedEnvelope.success) throw malformed("it is not {body, url?}");
   const { body, url } = parsedEnvelope.data;
-  const answer = parseJson(body, "its body is not JSON");
+  const answer = parseJson(methodData(body) ?? body, "its body is not JSON");
   if (challengeResult.safeParse(answer).success) {
     return { kind: "challenge", approved: (answer as { transStatus: string }).transStatus === "Y" };
   }
@@ -99,6 +100,17 @@ export function parseGatewayRequest(source: string): ThreeDSAnswer {
   if (sdkAuthentication.safeParse(answer).success)
     return { kind: "fingerprint", completed: true, url: url ?? null };
   throw malformed("its body is no 3DS answer (a fingerprint, a fingerprint timeout or a challenge result)");
+}
+
+/**
+ * The web library's fingerprint timeout sends its body as the 3DS method's form field,
+ * `threeDSMethodData={"threeDS2FingerprintTimeout":true}`: the field's value, or undefined for any
+ * other body.
+ */
+function methodData(body: string): string | undefined {
+  if (!body.startsWith("threeDSMethodData=")) return undefined;
+  const fields = new URLSearchParams(body);
+  return fields.size === 1 ? (fields.get("threeDSMethodData") ?? undefined) : undefined;
 }
 
 function parseJson(text: string, why: string): unknown {

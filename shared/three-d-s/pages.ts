@@ -14,7 +14,8 @@ import { type HtmlReply, html } from "../http/reply.ts";
  * 192-bit token in the address is what protects them; only the page given the customer action has
  * it. In a frame, a page tells its parent it is done with `postMessage` (`{namespace:
  * "processout.checkout", action: "success"}`; the fingerprint adds `data`, the `gway_req_` answer),
- * as the library waits for; the message carries nothing secret.
+ * as a JSON string, as the library waits for (it reads `JSON.parse(event.data)`); the message
+ * carries nothing secret.
  */
 const STYLE = [
   "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2328}",
@@ -35,7 +36,7 @@ const NOTIFY_PARENT = [
   "if(e&&window.parent!==window){",
   'var m={namespace:"processout.checkout",action:"success"};',
   "if(e.dataset.answer)m.data=e.dataset.answer;",
-  'window.parent.postMessage(m,"*")}',
+  'window.parent.postMessage(JSON.stringify(m),"*")}',
 ].join("");
 
 function policy(returnUrl: string | null, withScript = false): string {

@@ -26,7 +26,7 @@ import type {
 import { declineError } from "../gateways/errors.ts";
 import { cardGatewayConfiguration, connectorOf } from "../gateways/routing.ts";
 import type { Caller, CredentialKind } from "../http/auth.ts";
-import { conflict, invalidField, notFound } from "../http/errors.ts";
+import { conflict, notFound } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
 import {
   attemptOf,
@@ -191,8 +191,8 @@ export interface TokenChange {
  * `PUT`: with a `source`, attaches the card to a token that awaits one (pending, or failed before)
  * and verifies it: `success` makes the token chargeable; a refusal leaves it `failed` and is
  * answered with the decline. Other fields are changed as sent; `set_default=true` makes the token
- * the customer's default. The shopper's browser or app (the public key) may only attach a source:
- * it changes nothing else.
+ * the customer's default. (What the shopper's browser or app, the public key, may send here is
+ * held by the HTTP core: a source only.)
  *
  * A verification from the shopper's browser or app (or one asking for 3DS2) runs 3-D Secure: when
  * the issuer needs the cardholder, the token stays `pending` with the round's customer action, and
@@ -212,13 +212,11 @@ export async function changeToken(
     fields.source && isGatewayRequest(fields.source) ? parseGatewayRequest(fields.source) : undefined;
   if (!isId("customer", customerId)) throw notFound("customer", customerId);
   if (!isId("token", tokenId)) throw notFound("token", tokenId);
+  // The shopper is there to authenticate: their browser or app runs 3DS.
   const fromShopper = credential === "public-key";
-  if (fromShopper && fields.source === undefined)
-    throw invalidField("source", "is required", "missing-source");
   const scope = caller.projectId;
-  const changes = fromShopper ? {} : sentChanges(fields);
-  const setDefault = !fromShopper && fields.set_default === true;
-  const customerWrite = setDefault ? defaultTokenWrite(scope, customerId, tokenId) : undefined;
+  const changes = sentChanges(fields);
+  const customerWrite = fields.set_default ? defaultTokenWrite(scope, customerId, tokenId) : undefined;
   const refusal = (error: unknown, index: number) => tokenChangeRefusal(error, index, "default");
 
   if (fields.source === undefined) {

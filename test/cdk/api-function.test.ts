@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ApiFunction } from "../../lib/api-function.ts";
 import { bundleSize, esmRequireBanner } from "../../lib/bundling.ts";
 import { fallbackRoute, handlerEntry } from "../../lib/topology.ts";
+import { BROWSER_ASSETS } from "../../shared/http/assets.ts";
 
 const SKIP_BUNDLING = { "aws:cdk:bundling-stacks": [] };
 
@@ -87,5 +88,27 @@ describe("bundling", () => {
     expect(files).toEqual(["index.mjs", "index.mjs.map"]);
     expect(readFileSync(bundle, "utf8").startsWith(esmRequireBanner)).toBe(true);
     expect(await bundleSize(handlerEntry(fallbackRoute.handler))).toBe(statSync(bundle).size);
+  }, 60_000);
+
+  it("builds the browser scripts into the bundle of the function that serves them, and tells it where", async () => {
+    const app = new App({ outdir: join(outdir, "assets"), builtinCloudFormationValidation: false });
+    const stack = new Stack(app, "Assets");
+    new ApiFunction(stack, "AssetsGet", {
+      handler: "assets/get",
+      browserAssets: true,
+      logRemovalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    const assembly = app.synth();
+    const [assetDir] = readdirSync(assembly.directory).filter((name) => name.startsWith("asset."));
+    const root = join(assembly.directory, assetDir as string);
+
+    expect(readdirSync(join(root, "browser")).sort()).toEqual(Object.keys(BROWSER_ASSETS).sort());
+    expect(readFileSync(join(root, "browser", "payments.js"), "utf8")).toContain("makeCardPayment");
+    // The handler's own bundle carries no browser code: it reads the files.
+    expect(readFileSync(join(root, "index.mjs"), "utf8")).not.toContain("makeCardPayment");
+    Template.fromStack(stack).hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: { BROWSER_ASSETS_DIR: "/var/task/browser" } },
+    });
   }, 60_000);
 });

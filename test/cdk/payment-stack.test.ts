@@ -12,6 +12,7 @@ import { projectRoot } from "../../lib/bundling.ts";
 import { CONTEXT_DEFAULTS, PaymentStack, validateStage } from "../../lib/payment-stack.ts";
 import {
   allHandlers,
+  cors,
   fallbackRoute,
   handlerEntry,
   queues,
@@ -198,14 +199,17 @@ describe("PaymentStack", () => {
       }
     });
 
-    it("passes the stage, service name, log level and checkout URL to every function", () => {
+    it("passes the stage, service name, log level and the API's own endpoint (links) to every function", () => {
+      const api = dev.getLogicalId(dev.api.node.defaultChild as CfnElement);
       for (const fn of Object.values(resourcesOf(devTemplate, "AWS::Lambda::Function"))) {
         expect(environmentOf(fn)).toMatchObject({
           STAGE: "dev",
           POWERTOOLS_SERVICE_NAME: "payment-api",
           LOG_LEVEL: "INFO",
-          CHECKOUT_URL: CONTEXT_DEFAULTS.checkoutUrl,
+          API_URL: { "Fn::GetAtt": [api, "ApiEndpoint"] },
         });
+        // Checkout links default to the API's own pages (`<API_URL>/checkout`).
+        expect(environmentOf(fn)).not.toHaveProperty("CHECKOUT_URL");
       }
     });
 
@@ -273,12 +277,17 @@ describe("PaymentStack", () => {
       }
     });
 
-    it("gives the fallback function no DynamoDB permission and no TABLE_NAME", () => {
-      const fallbackId = functionLogicalId(devTemplate, fallbackRoute.handler);
-      expect(
-        actionsOf(statementsOf(devTemplate, fallbackId)).filter((a) => a.startsWith("dynamodb:")),
-      ).toEqual([]);
-      expect(environmentOf(resource(devTemplate, fallbackId))).not.toHaveProperty("TABLE_NAME");
+    it("gives the fallback function and the routes without table access no DynamoDB permission and no TABLE_NAME", () => {
+      const tableless = [fallbackRoute, ...routes.filter((route) => route.table === "none")];
+      expect(tableless.length).toBeGreaterThan(1);
+      for (const { handler } of tableless) {
+        const id = functionLogicalId(devTemplate, handler);
+        expect(
+          actionsOf(statementsOf(devTemplate, id)).filter((a) => a.startsWith("dynamodb:")),
+          handler,
+        ).toEqual([]);
+        expect(environmentOf(resource(devTemplate, id)), handler).not.toHaveProperty("TABLE_NAME");
+      }
     });
 
     it("uses no AWS managed policy: a function's role may write logs only to the function's own log group", () => {
@@ -513,6 +522,26 @@ describe("PaymentStack", () => {
         routeKey: "$context.routeKey",
         status: "$context.status",
         latency: "$context.responseLatency",
+      });
+    });
+
+    it("answers CORS preflights itself, from the topology's declaration: any origin, headers named one by one, no credentials", () => {
+      const [api] = Object.values(resourcesOf(devTemplate, "AWS::ApiGatewayV2::Api"));
+      const configuration = (api as CfnResource).Properties.CorsConfiguration as Record<string, unknown>;
+      expect(configuration).toEqual({
+        AllowOrigins: ["*"],
+        AllowMethods: ["GET", "POST", "PUT", "DELETE"],
+        AllowHeaders: [
+          "authorization",
+          "content-type",
+          "idempotency-key",
+          "api-version",
+          "x-processout-js-version",
+          "x-processout-client-secret",
+        ],
+        ExposeHeaders: [...cors.exposeHeaders],
+        MaxAge: cors.maxAgeSeconds,
+        AllowCredentials: false,
       });
     });
 

@@ -226,18 +226,8 @@ export interface InProcessApi {
  * `afterAll`), through the same API Gateway event translation as the local stack. The handlers
  * run in the test's own process, so a test can spy on what they call to inject a fault.
  */
-export function useInProcessApi(
-  projectName: string,
-  options: {
-    /**
-     * Point `API_URL` at this server while the file's tests run: the handlers run in this process,
-     * so the links they answer (the 3DS pages) must lead here.
-     */
-    ownApiUrl?: boolean;
-  } = {},
-): InProcessApi {
+export function useInProcessApi(projectName: string): InProcessApi {
   let server: Server | undefined;
-  let previousApiUrl: string | undefined;
   let state: { url: string; project: ProjectCredentials; sandbox: Client; live: Client } | undefined;
   const ready = () => {
     if (!state)
@@ -247,18 +237,12 @@ export function useInProcessApi(
   beforeAll(async () => {
     server = createLocalApi();
     const url = `http://localhost:${await listen(server, 0)}`;
+    // Links the API hands out (3DS pages, checkout pages) point at this server, as in the local stack.
+    process.env.API_URL = url;
     const project = await createProject(projectName);
     state = { url, project, sandbox: api(url, project.sandbox), live: api(url, project.live) };
-    if (options.ownApiUrl) {
-      previousApiUrl = process.env.API_URL;
-      process.env.API_URL = url;
-    }
   });
   afterAll(async () => {
-    if (options.ownApiUrl) {
-      if (previousApiUrl === undefined) delete process.env.API_URL;
-      else process.env.API_URL = previousApiUrl;
-    }
     if (server) await close(server);
   });
   const lazyClient = (pick: (ready: { sandbox: Client; live: Client }) => Client): Client => ({

@@ -364,11 +364,14 @@ describe("POST /invoices", () => {
     expect(invoice).toEqual({
       id: expect.stringMatching(/^iv_[0-9A-Z]{26}$/),
       project_id: local.project.sandbox.project_id,
-      url: `${config.checkoutUrl}/${invoice.id}`,
+      // The hosted checkout page, with the link's own key (`shared/checkout/link.ts`).
+      url: `${config.checkoutUrl}/${local.project.sandbox.project_id}/${invoice.id}?key=${invoice.url.split("key=")[1]}`,
       sandbox: true,
       created_at: expect.stringMatching(ISO_MS),
       ...expectedInvoice(minimal),
     });
+    expect(invoice.url).toMatch(/\?key=[A-Za-z0-9_-]{32}$/);
+    expect(invoice).not.toHaveProperty("checkout_key");
     expect(invoice.shipping.amount).toBe("0");
     expect(invoice.device.channel).toBe("web");
     expect(invoice.metadata).toEqual({});

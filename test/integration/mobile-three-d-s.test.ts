@@ -21,7 +21,7 @@ import {
  * answers bound to their payment, and malformed ones refused. The whole walk on `npm start` is in
  * `test/e2e/mobile-local-stack.test.ts`.
  */
-const local = useInProcessApi("mobile 3DS2 test", { ownApiUrl: true });
+const local = useInProcessApi("mobile 3DS2 test");
 const merchant = local.sandbox;
 
 const FRICTIONLESS = "4000000000003063";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { api, useInProcessApi } from "../e2e/harness.ts";
 
-const local = useInProcessApi("3DS challenge test", { ownApiUrl: true });
+const local = useInProcessApi("3DS challenge test");
 const client = local.sandbox;
 const CHALLENGE_CARD = "4000000000000101";
 
@@ -226,7 +226,11 @@ describe("3DS2 in a browser (the web library's fingerprint and challenge frames)
     });
   });
 
-  it("falls back to the challenge when the fingerprint frame timed out", async () => {
+  // The older libraries' envelope with a JSON body, and the current web library's form field.
+  it.each([
+    ["a JSON body", JSON.stringify({ threeDS2FingerprintTimeout: true })],
+    ["the 3DS method's form field", 'threeDSMethodData={"threeDS2FingerprintTimeout":true}'],
+  ])("falls back to the challenge when the fingerprint frame timed out (%s)", async (_, body) => {
     const { cardId, pay } = await webPayment("4000000000003063");
     const first = await pay(cardId);
     const timeout = `gway_req_${Buffer.from(
@@ -235,7 +239,7 @@ describe("3DS2 in a browser (the web library's fingerprint and challenge frames)
         method: "",
         url: first.body.customer_action.value,
         headers: {},
-        body: JSON.stringify({ threeDS2FingerprintTimeout: true }),
+        body,
       }),
     ).toString("base64")}`;
     expect((await pay(timeout)).body.customer_action.type).toBe("url");

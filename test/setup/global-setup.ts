@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { TestProject } from "vitest/node";
+import { buildBrowserAssets } from "../../lib/browser-assets.ts";
 import { type DynamoDbLocal, startDynamoDbLocal } from "../../lib/local/dynamodb-local.ts";
 import { ensureTable } from "../../lib/local/table.ts";
 
@@ -25,7 +26,7 @@ declare module "vitest" {
 }
 
 let dynamodb: DynamoDbLocal | undefined;
-let cardKeyDir: string | undefined;
+let tempDir: string | undefined;
 
 export async function setup(project: TestProject) {
   dynamodb = await startDynamoDbLocal();
@@ -40,9 +41,12 @@ export async function setup(project: TestProject) {
   delete env.AWS_PROFILE;
   env.LOG_LEVEL ??= "WARN";
   // The card vault's local key file, created by the first worker that seals a card.
-  cardKeyDir = mkdtempSync(join(tmpdir(), "payment-api-test-keys-"));
-  env.CARD_KEY_FILE = join(cardKeyDir, "card-keys.json");
+  tempDir = mkdtempSync(join(tmpdir(), "payment-api-test-"));
+  env.CARD_KEY_FILE = join(tempDir, "card-keys.json");
   delete env.CARD_KEY_ID;
+  // The scripts served to browsers, for the API served in the test processes.
+  env.BROWSER_ASSETS_DIR = join(tempDir, "browser");
+  await buildBrowserAssets(env.BROWSER_ASSETS_DIR);
 
   const client = new DynamoDBClient({ endpoint: dynamodb.endpoint });
   try {
@@ -57,5 +61,5 @@ export async function setup(project: TestProject) {
 
 export async function teardown() {
   await dynamodb?.stop();
-  if (cardKeyDir) rmSync(cardKeyDir, { recursive: true, force: true });
+  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
 }

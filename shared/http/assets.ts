@@ -1,0 +1,41 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { notFound } from "./errors.ts";
+import { type ContentReply, content } from "./reply.ts";
+
+/**
+ * The scripts served to browsers at `/assets/<name>`, each built from its source in
+ * `shared/browser/` (`lib/browser-assets.ts`). `payments.js` is the module merchants import from
+ * their own pages, so its address is stable; browsers may keep an answer five minutes, so a new
+ * version reaches them within that time.
+ */
+export const BROWSER_ASSETS = {
+  "payments.js": { source: "shared/browser/payments.ts" },
+  "checkout.js": { source: "shared/browser/checkout.ts" },
+} as const satisfies Record<string, { source: string }>;
+
+export type BrowserAssetName = keyof typeof BROWSER_ASSETS;
+
+/** Where the built assets are: the local stack's build folder, or the function's bundle in AWS. */
+export const BROWSER_ASSETS_DIR_VARIABLE = "BROWSER_ASSETS_DIR";
+
+const CACHE_SECONDS = 300;
+const loaded = new Map<string, Promise<string>>();
+
+/** `GET /assets/{asset}`: a built script, read once per container. */
+export async function serveAsset(name: string): Promise<ContentReply> {
+  if (!Object.hasOwn(BROWSER_ASSETS, name)) throw notFound("asset", name);
+  const folder = process.env[BROWSER_ASSETS_DIR_VARIABLE];
+  if (!folder) throw new Error(`Missing required environment variable ${BROWSER_ASSETS_DIR_VARIABLE}`);
+  let contents = loaded.get(name);
+  if (!contents) {
+    contents = readFile(join(folder, name), "utf8");
+    loaded.set(name, contents);
+    // A failed read is not kept: the next request tries again.
+    contents.catch(() => loaded.delete(name));
+  }
+  return content(200, await contents, {
+    contentType: "text/javascript; charset=utf-8",
+    headers: { "cache-control": `public, max-age=${CACHE_SECONDS}` },
+  });
+}
