@@ -33,6 +33,15 @@ export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}${ulid()}`;
 }
 
+/**
+ * The id of kind `kind` that shares the ULID of `id`. An invoice has at most one transaction, and
+ * its id is the invoice's ULID with the transaction prefix: a payment reads the invoice and its
+ * transaction together, in one round trip, instead of the one after the other.
+ */
+export function sharedUlidId(kind: IdKind, id: string): string {
+  return `${ID_PREFIXES[kind]}${id.slice(id.length - 26)}`;
+}
+
 const patterns = Object.fromEntries(
   Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}${ULID_PATTERN}$`)]),
 ) as Record<IdKind, RegExp>;

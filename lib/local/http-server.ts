@@ -8,6 +8,7 @@ import {
 } from "node:http";
 import type { Duplex } from "node:stream";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
+import { measuringRoundTrips, noRoundTrips, type RoundTrips } from "../../shared/db/round-trips.ts";
 import { INPUT_LIMITS } from "../../shared/http/input.ts";
 import { cors, fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
 import { HandlerTimeout, handlerLoader, invoke, LOCAL_ACCOUNT_ID, lambdaContext } from "./lambda.ts";
@@ -48,6 +49,8 @@ export interface LocalApiOptions {
   accessLog?: (line: string) => void;
   /** Handler failures (API Gateway would log them to CloudWatch). Default: `console.error`. */
   errorLog?: (message: string, error?: unknown) => void;
+  /** The DynamoDB round trips each request made on its own path (the benchmark's figures). */
+  roundTrips?: (routeKey: string, trips: RoundTrips) => void;
 }
 
 interface Segment {
@@ -111,14 +114,13 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
     const event = toEvent(request, { rawPath, rawQueryString, body, match, requestId });
 
     let result: unknown;
+    const trips = noRoundTrips();
     try {
       const handle = await loadHandler(match.handler);
-      result = await invoke(
-        handle,
-        event,
-        lambdaContext(match.handler, HANDLER_TIMEOUT_MS),
-        HANDLER_TIMEOUT_MS,
+      result = await measuringRoundTrips(trips, () =>
+        invoke(handle, event, lambdaContext(match.handler, HANDLER_TIMEOUT_MS), HANDLER_TIMEOUT_MS),
       );
+      options.roundTrips?.(match.routeKey, trips);
     } catch (error) {
       errorLog(`Handler ${match.handler} failed on ${match.routeKey} (request ${requestId})`, error);
       const timedOut = error instanceof HandlerTimeout;

@@ -10,7 +10,7 @@ import type { ProjectCredentials } from "../../shared/projects/project.ts";
 import { buildBrowserAssets } from "../browser-assets.ts";
 import { type BackgroundWork, startBackgroundWork } from "./background.ts";
 import { type DynamoDbLocal, DynamoDbLocalError, startDynamoDbLocal } from "./dynamodb-local.ts";
-import { close, createLocalApi, listen } from "./http-server.ts";
+import { close, createLocalApi, type LocalApiOptions, listen } from "./http-server.ts";
 import type { LocalScheduler } from "./scheduler.ts";
 import {
   LOCAL_STACK_FILE,
@@ -51,6 +51,8 @@ export interface LocalStackOptions {
   log?: (line: string) => void;
   /** Log one line per HTTP request. Default false. */
   accessLog?: boolean;
+  /** The DynamoDB round trips each request made on its own path (the benchmark's figures). */
+  roundTrips?: LocalApiOptions["roundTrips"];
   /**
    * DynamoDB Local died while the stack was running: the stack has stopped itself.
    * Default: the error is logged with `console.error`.
@@ -116,7 +118,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   try {
     // Listen first: a busy port fails at once, before Java spends seconds starting.
-    server = createLocalApi({ ready, ...(options.accessLog ? { accessLog: log } : {}) });
+    server = createLocalApi({
+      ready,
+      ...(options.accessLog ? { accessLog: log } : {}),
+      ...(options.roundTrips ? { roundTrips: options.roundTrips } : {}),
+    });
     const port = await listenOrExplain(server, options.port ?? DEFAULT_PORT);
     const url = `http://localhost:${port}`;
 

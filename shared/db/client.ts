@@ -1,5 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { countedRoundTrip } from "./round-trips.ts";
 
 /**
  * One client per container. The endpoint comes from the SDK's own settings
@@ -13,7 +14,7 @@ let calls = 0;
 dynamo.middlewareStack.add(
   (next) => (args) => {
     calls += 1;
-    return next(args);
+    return countedRoundTrip(() => next(args));
   },
   { step: "initialize", name: "countDynamoCalls" },
 );

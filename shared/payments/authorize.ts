@@ -24,8 +24,9 @@ import {
   connectorFor,
   initiatorOf,
   inProgress,
-  invoiceOf,
+  type Payment,
   type PaymentRequest,
+  paymentOf,
   paymentReply,
   recordedDecline,
   resolveAbandoned,
@@ -34,7 +35,14 @@ import {
   transactionOf,
 } from "./core.ts";
 import { authorizeInput } from "./schema.ts";
-import { currencyMismatch, customerCurrencyClaim, resolveSource, type Source } from "./sources.ts";
+import {
+  currencyMismatch,
+  customerCurrencyClaim,
+  type PaymentRead,
+  paymentWithSource,
+  resolveSource,
+  type Source,
+} from "./sources.ts";
 import { commitTransition, insertTransaction, transitionWrite, type VersionedTransaction } from "./store.ts";
 import {
   CAPTURE_WINDOW_MS,
@@ -97,10 +105,11 @@ export async function authorizeInvoice(
 ): Promise<Reply> {
   const fields = parseInput(authorizeInput, input);
   const options = cardPaymentOptions(request, fields);
-  const invoice = await invoiceOf(request.caller, invoiceId);
+  const read = await readPayment(request, invoiceId, options);
+  const { invoice } = read.payment;
   const result = await authorizeStep(
     request,
-    invoice,
+    read,
     { ...options, ...autoCaptureOptions(request, invoice, fields) },
     "authorize",
   );
@@ -108,6 +117,19 @@ export async function authorizeInvoice(
   const reply = paymentReply(result.current.record);
   await transactWrite(request.commit(reply));
   return reply;
+}
+
+/**
+ * What a card payment request reads before anything else, in one round trip for a card: the
+ * invoice, its transaction, and the source (a `gway_req_` answer pays with the transaction's own).
+ */
+export async function readPayment(
+  request: PaymentRequest,
+  invoiceId: string,
+  options: AuthorizeOptions,
+): Promise<PaymentRead> {
+  if (options.answer) return { payment: await paymentOf(request.caller, invoiceId) };
+  return paymentWithSource(request.caller, invoiceId, options.sourceId);
 }
 
 /** The options of a card payment request (authorize, or capture with a source), read before anything else. */
@@ -166,17 +188,19 @@ export function autoCaptureOptions(
  */
 export async function authorizeStep(
   request: PaymentRequest,
-  invoice: Invoice,
+  read: PaymentRead,
   options: AuthorizeOptions,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
-  if (options.answer) return answerRound(request, invoice, options, options.answer, mode);
+  if (options.answer) return answerRound(request, read.payment, options, options.answer, mode);
   const { caller } = request;
-  const source = await resolveSource(caller, invoice, options.sourceId);
+  let known = read.payment.invoice;
+  const source = await (read.source ?? resolveSource(caller, known, options.sourceId));
   const scheme = routingScheme(source.card, options.preferredScheme);
-  let known = invoice;
+  let current = read.payment.current;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const current = await transactionOf(caller, known);
+    // The first attempt goes on from the request's first read; the next ones read again.
+    if (attempt > 1) current = await transactionOf(caller, known);
     if (!current) {
       const created = await createTransaction(request, known, source, options);
       if ("takenBy" in created) {
@@ -249,15 +273,17 @@ async function nextAttempt(
  */
 async function answerRound(
   request: PaymentRequest,
-  invoice: Invoice,
+  payment: Payment,
   options: AuthorizeOptions,
   answer: ThreeDSAnswer,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
   const { caller } = request;
+  const { invoice } = payment;
   let known = invoice;
+  let current = payment.current;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const current = await transactionOf(caller, known);
+    if (attempt > 1) current = await transactionOf(caller, known);
     const relation = relationOf(current?.record.authentication, answer, `invoice ${invoice.id}`);
     const { record } = current as VersionedTransaction;
     known = { ...known, transaction_id: record.id };
@@ -286,12 +312,6 @@ async function createTransaction(
   options: AuthorizeOptions,
 ): Promise<{ held: VersionedTransaction } | { takenBy: string }> {
   const { caller } = request;
-  const customer = invoice.customer_id
-    ? await findCustomer(caller.projectId, invoice.customer_id)
-    : undefined;
-  if (invoice.customer_id && !customer) throw notFound("customer", invoice.customer_id);
-  if (customer?.currency && customer.currency !== invoice.currency)
-    throw currencyMismatch(customer.id, customer.currency);
   if (options.incremental && !CONNECTOR_SUPPORTS_INCREMENTS) {
     throw invalidField("incremental", "the card gateway does not support incremental authorizations");
   }
@@ -322,7 +342,10 @@ async function createTransaction(
   if (outcome === "invoice-not-found") throw notFound("invoice", invoice.id);
   if ("takenBy" in outcome) return outcome;
   if (invoice.customer_id && outcome.failedCheck === checks.length - 1) {
-    throw currencyMismatch(invoice.customer_id, null);
+    // The customer's claim failed (it is read only then, to say why): gone, or in another currency.
+    const customer = await findCustomer(caller.projectId, invoice.customer_id);
+    if (!customer) throw notFound("customer", invoice.customer_id);
+    throw currencyMismatch(customer.id, customer.currency);
   }
   throw source.tokenId
     ? new ApiError(400, "request.token.not-chargeable", `Customer token ${source.tokenId} cannot be charged.`)

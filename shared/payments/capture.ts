@@ -3,17 +3,16 @@ import { configurationForPayment } from "../gateways/routing.ts";
 import { ApiError, conflict, invalidField, privateKeyRequired } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { isId } from "../ids.ts";
-import type { Invoice } from "../invoices/invoice.ts";
 import { parseInput } from "../validation/parse.ts";
-import { authorizeStep, autoCaptureOptions, cardPaymentOptions } from "./authorize.ts";
+import { authorizeStep, autoCaptureOptions, cardPaymentOptions, readPayment } from "./authorize.ts";
 import { cancelAutoCapture } from "./auto-capture.ts";
 import {
   checkAmount,
-  invoiceOf,
+  type Payment,
   type PaymentRequest,
+  paymentOf,
   paymentReply,
   recordedDecline,
-  transactionOf,
   wrongState,
 } from "./core.ts";
 import { type FollowUpPlan, followUp } from "./follow-up.ts";
@@ -43,12 +42,15 @@ export async function captureInvoice(
   if (request.credential === "public-key" && !options)
     throw privateKeyRequired("capture without a card source");
   if (authorizeOnly && !options) throw invalidField("source", "is required to authorize", "missing-source");
-  const invoice = await invoiceOf(request.caller, invoiceId);
+  const read = options
+    ? await readPayment(request, invoiceId, options)
+    : { payment: await paymentOf(request.caller, invoiceId) };
+  const { invoice } = read.payment;
   if (fields.amount) checkAmount("amount", fields.amount, invoice.currency);
   if (authorizeOnly && options) {
     // Only the authorization, as `POST /authorize` makes it (the capture comes later, if asked for).
     const autoCapture = autoCaptureOptions(request, invoice, fields);
-    const result = await authorizeStep(request, invoice, { ...options, ...autoCapture }, "authorize");
+    const result = await authorizeStep(request, read, { ...options, ...autoCapture }, "authorize");
     if ("answer" in result) return result.answer;
     const reply = paymentReply(result.current.record);
     await transactWrite(request.commit(reply));
@@ -57,13 +59,13 @@ export async function captureInvoice(
   if (fields.capture_amount) throw invalidField("capture_amount", "applies only with auto_capture_at");
   let current: VersionedTransaction | undefined;
   if (native && fields.source) {
-    current = await nativePaymentToCapture(request, invoice, fields.source);
+    current = await nativePaymentToCapture(request, read.payment, fields.source);
   } else if (options) {
-    const result = await authorizeStep(request, invoice, options, "capture");
+    const result = await authorizeStep(request, read, options, "capture");
     if ("answer" in result) return result.answer;
     current = result.current;
   } else {
-    current = await transactionOf(request.caller, invoice);
+    current = read.payment.current;
   }
   if (!current) {
     throw new ApiError(
@@ -81,7 +83,7 @@ export async function captureInvoice(
 /** The native payment through the configuration `source` names: it must be this invoice's. */
 async function nativePaymentToCapture(
   request: PaymentRequest,
-  invoice: Invoice,
+  { invoice, current }: Payment,
   source: string,
 ): Promise<VersionedTransaction> {
   // A configuration disabled since the payment was confirmed still captures it.
@@ -94,7 +96,6 @@ async function nativePaymentToCapture(
       allowDisabled: true,
     },
   );
-  const current = await transactionOf(request.caller, invoice);
   if (!current || current.record.gateway_configuration_id !== configuration.id) {
     throw new ApiError(
       400,

@@ -1,5 +1,6 @@
 import { cardCheckedWrite } from "../cards/store.ts";
 import { clock, nowIn } from "../clock.ts";
+import { asProviderCall } from "../db/round-trips.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
 import {
@@ -21,7 +22,7 @@ import type { ApiRequest } from "../http/api.ts";
 import type { Caller, CredentialKind } from "../http/auth.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
-import { isId } from "../ids.ts";
+import { isId, sharedUlidId } from "../ids.ts";
 import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { amountProblemIn, isZeroAmount } from "../money.ts";
@@ -130,6 +131,32 @@ const outcomeUnknown = (id: string) =>
 
 // ─── Reading ────────────────────────────────────────────────────────────────────────────────────
 
+/** An invoice and its transaction (none before its first payment attempt), as a payment request finds them. */
+export interface Payment {
+  invoice: Invoice;
+  current: VersionedTransaction | undefined;
+}
+
+/**
+ * The invoice and its transaction, read together in one round trip: an invoice's transaction shares
+ * its ULID (`sharedUlidId`). The two reads are not one snapshot: a transaction created between
+ * them is met by the request's next step as any concurrent change is (its write's condition fails
+ * and the request reads again).
+ */
+export async function paymentOf(caller: Caller, invoiceId: string): Promise<Payment> {
+  if (!isId("invoice", invoiceId)) throw notFound("invoice", invoiceId);
+  const [found, linked] = await Promise.all([
+    findInvoice(caller.projectId, invoiceId),
+    findTransactionRecord(caller.projectId, sharedUlidId("transaction", invoiceId)),
+  ]);
+  if (!found) throw notFound("invoice", invoiceId);
+  const { invoice } = found;
+  if (invoice.transaction_id === null) return { invoice, current: undefined };
+  if (linked?.record.id === invoice.transaction_id) return { invoice, current: linked };
+  // Created after the transaction's read, or named before transactions shared their invoice's ULID.
+  return { invoice, current: await transactionOf(caller, invoice) };
+}
+
 export async function invoiceOf(caller: Caller, id: string): Promise<Invoice> {
   const found = isId("invoice", id) ? await findInvoice(caller.projectId, id) : undefined;
   if (!found) throw notFound("invoice", id);
@@ -148,15 +175,13 @@ export async function transactionOf(
 }
 
 /** The invoice's transaction, which an operation needs: a 400 naming what to do when there is none yet. */
-export async function requiredTransactionOf(
-  caller: Caller,
-  invoice: Invoice,
+export function requiredTransactionOf(
+  payment: Payment,
   errorType: "request.invoice.not-authorized" | "request.invoice.not-captured",
   message: string,
-): Promise<VersionedTransaction> {
-  const current = await transactionOf(caller, invoice);
-  if (!current) throw new ApiError(400, errorType, `Invoice ${invoice.id} ${message}`);
-  return current;
+): VersionedTransaction {
+  if (!payment.current) throw new ApiError(400, errorType, `Invoice ${payment.invoice.id} ${message}`);
+  return payment.current;
 }
 
 /** An amount a request names, in the invoice's currency: a 400 naming `field` unless it is one above zero. */
@@ -209,7 +234,7 @@ export async function callConnector<T extends RecordedOutcome>(
   const { record } = held;
   const reference = (record.pending as PendingOperation).id;
   try {
-    return { outcome: await call() };
+    return { outcome: await asProviderCall(call) };
   } catch (error) {
     if (error instanceof OutcomeUnknown) {
       logger.warn("Gateway outcome unknown: the operation stays reserved", {
@@ -236,7 +261,7 @@ async function lookupOrUnknown(
   reference: string,
 ): Promise<RecordedOutcome | undefined> {
   try {
-    const found = await connector.lookup({ scope: record.project_id, kind, reference });
+    const found = await asProviderCall(() => connector.lookup({ scope: record.project_id, kind, reference }));
     return found.status === "found" ? found.outcome : undefined;
   } catch (error) {
     logger.warn("Gateway lookup failed: the operation stays reserved", { transaction_id: record.id, error });

@@ -1,7 +1,7 @@
 import { conflict } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import { parseInput } from "../validation/parse.ts";
-import { checkAmount, invoiceOf, type PaymentRequest, requiredTransactionOf, wrongState } from "./core.ts";
+import { checkAmount, type PaymentRequest, paymentOf, requiredTransactionOf, wrongState } from "./core.ts";
 import { followUp } from "./follow-up.ts";
 import { incrementInput } from "./schema.ts";
 import { presentTransaction } from "./transaction.ts";
@@ -17,11 +17,11 @@ export async function incrementInvoice(
   input: unknown,
 ): Promise<Reply> {
   const fields = parseInput(incrementInput, input);
-  const invoice = await invoiceOf(request.caller, invoiceId);
+  const payment = await paymentOf(request.caller, invoiceId);
+  const { invoice } = payment;
   checkAmount("amount", fields.amount, invoice.currency);
-  const current = await requiredTransactionOf(
-    request.caller,
-    invoice,
+  const current = requiredTransactionOf(
+    payment,
     "request.invoice.not-authorized",
     "has no authorization to increment.",
   );

@@ -17,9 +17,9 @@ import {
   concurrentChange,
   connectorFor,
   inProgress,
-  invoiceOf,
   nativePaymentReply,
   type PaymentRequest,
+  paymentOf,
   resolveAbandoned,
   settleOutcome,
   takeOver,
@@ -83,7 +83,7 @@ export async function nativePayment(
 ): Promise<Reply> {
   const fields = parseInput(nativePaymentInput, input);
   const { caller } = request;
-  const invoice = await invoiceOf(caller, invoiceId);
+  const payment = await paymentOf(caller, invoiceId);
   const configuration = await configurationForPayment(
     caller.projectId,
     fields.gateway_configuration_id,
@@ -91,9 +91,11 @@ export async function nativePayment(
     "gateway_configuration_id",
   );
   const values = fields.native_apm?.parameter_values ?? {};
-  let known = invoice;
+  let known = payment.invoice;
+  let current = payment.current;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const current = await transactionOf(caller, known);
+    // The first attempt goes on from the request's first read; the next ones read again.
+    if (attempt > 1) current = await transactionOf(caller, known);
     if (current) {
       const { record } = current;
       checkSamePayment(record, known, configuration);
@@ -226,14 +228,13 @@ export async function nativePaymentDetails(
   invoiceId: string,
   reference: string,
 ): Promise<Reply> {
-  const invoice = await invoiceOf(caller, invoiceId);
+  const { invoice, current } = await paymentOf(caller, invoiceId);
   const configuration = await configurationForPayment(
     caller.projectId,
     reference,
     "native-apm",
     "gateway_configuration_id",
   );
-  const current = await transactionOf(caller, invoice);
   const record =
     current &&
     paymentMethodOf(current.record) === "native-apm" &&

@@ -3,7 +3,7 @@ import type { PageRequest } from "../db/listing.ts";
 import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
 import { isId } from "../ids.ts";
-import { invoiceOf, transactionOf } from "./core.ts";
+import { paymentOf } from "./core.ts";
 import {
   countCustomerTransactions,
   findTransactionRecord,
@@ -21,7 +21,7 @@ export async function getTransaction(caller: Caller, id: string) {
 }
 
 export async function invoiceTransaction(caller: Caller, invoiceId: string) {
-  const current = await transactionOf(caller, await invoiceOf(caller, invoiceId));
+  const { current } = await paymentOf(caller, invoiceId);
   return current ? presentTransaction(current.record) : null;
 }
 

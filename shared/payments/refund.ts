@@ -1,10 +1,18 @@
 import { invalidField, notFound } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
-import { isId } from "../ids.ts";
+import { isId, sharedUlidId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
+import { findInvoice } from "../invoices/store.ts";
 import { compareAmounts } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
-import { checkAmount, invoiceOf, type PaymentRequest, requiredTransactionOf, wrongState } from "./core.ts";
+import {
+  checkAmount,
+  invoiceOf,
+  type PaymentRequest,
+  paymentOf,
+  requiredTransactionOf,
+  wrongState,
+} from "./core.ts";
 import { followUp } from "./follow-up.ts";
 import { refundInput } from "./schema.ts";
 import { findTransactionRecord, type VersionedTransaction } from "./store.ts";
@@ -21,14 +29,9 @@ export async function refundInvoice(
   invoiceId: string,
   input: unknown,
 ): Promise<Reply> {
-  const invoice = await invoiceOf(request.caller, invoiceId);
-  const current = await requiredTransactionOf(
-    request.caller,
-    invoice,
-    "request.invoice.not-captured",
-    "has no payment to refund.",
-  );
-  return refund(request, invoice, current, input);
+  const payment = await paymentOf(request.caller, invoiceId);
+  const current = requiredTransactionOf(payment, "request.invoice.not-captured", "has no payment to refund.");
+  return refund(request, payment.invoice, current, input);
 }
 
 /** `POST /transactions/{id}/refunds` */
@@ -37,11 +40,19 @@ export async function refundTransaction(
   transactionId: string,
   input: unknown,
 ): Promise<Reply> {
-  const current = isId("transaction", transactionId)
-    ? await findTransactionRecord(request.caller.projectId, transactionId)
-    : undefined;
+  if (!isId("transaction", transactionId)) throw notFound("transaction", transactionId);
+  const scope = request.caller.projectId;
+  // The transaction and its invoice (which shares its ULID) in one round trip.
+  const [current, found] = await Promise.all([
+    findTransactionRecord(scope, transactionId),
+    findInvoice(scope, sharedUlidId("invoice", transactionId)),
+  ]);
   if (!current) throw notFound("transaction", transactionId);
-  return refund(request, await invoiceOf(request.caller, current.record.invoice_id), current, input);
+  const invoice =
+    found?.invoice.id === current.record.invoice_id
+      ? found.invoice
+      : await invoiceOf(request.caller, current.record.invoice_id);
+  return refund(request, invoice, current, input);
 }
 
 async function refund(

@@ -10,6 +10,7 @@ import { isId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { tokenFromItem } from "../tokens/store.ts";
 import { isChargeable } from "../tokens/token.ts";
+import { type Payment, paymentOf } from "./core.ts";
 import { findTokenItem } from "./store.ts";
 
 /**
@@ -25,13 +26,50 @@ export interface Source {
   checks: TransactItem[];
 }
 
+/**
+ * A payment and, when read with it, the source it is paid with: a read that ended, whose failure
+ * is the request's only once its turn comes (after the checks of the request's other fields).
+ */
+export interface PaymentRead {
+  payment: Payment;
+  source?: Promise<Source>;
+}
+
+/**
+ * A payment (`paymentOf`) and the source `sourceId` names, read together: one round trip for a
+ * card; a customer token is read after the invoice, whose customer owns it.
+ */
+export async function paymentWithSource(
+  caller: Caller,
+  invoiceId: string,
+  sourceId: string,
+): Promise<Required<PaymentRead>> {
+  const paymentRead = paymentOf(caller, invoiceId);
+  const cardRead = isId("card", sourceId) ? cardSource(caller, sourceId) : undefined;
+  // Both end before either fails the request: the invoice's error comes first, whatever the timing.
+  await Promise.allSettled([paymentRead, cardRead]);
+  const payment = await paymentRead;
+  const source = cardRead ?? resolveSource(caller, payment.invoice, sourceId);
+  // Awaited by the payment's next step; a failure is not "unhandled" in the meantime.
+  source.catch(() => {});
+  return { payment, source };
+}
+
+async function cardSource(caller: Caller, cardId: string): Promise<Source> {
+  const { card, secrets } = await usableCard(caller, cardId);
+  return {
+    cardId: card.id,
+    tokenId: null,
+    card,
+    secrets,
+    checks: [cardUsableCheck(caller.projectId, card.id)],
+  };
+}
+
 /** A card id, or a customer token of the invoice's customer that can pay. */
 export async function resolveSource(caller: Caller, invoice: Invoice, sourceId: string): Promise<Source> {
   const scope = caller.projectId;
-  if (isId("card", sourceId)) {
-    const { card, secrets } = await usableCard(caller, sourceId);
-    return { cardId: card.id, tokenId: null, card, secrets, checks: [cardUsableCheck(scope, card.id)] };
-  }
+  if (isId("card", sourceId)) return cardSource(caller, sourceId);
   if (!isId("token", sourceId)) throw invalidField("source", "must be a card id or a customer token id");
   const customerId = invoice.customer_id;
   if (customerId === null) {

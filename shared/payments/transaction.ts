@@ -6,7 +6,7 @@ import type {
   ThreeDSRound,
   ThreeDSRoundAnswer,
 } from "../gateways/connector.ts";
-import { newId } from "../ids.ts";
+import { newId, sharedUlidId } from "../ids.ts";
 import {
   addAmounts,
   compareAmounts,
@@ -200,7 +200,8 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
   const at = now.toISOString();
   const zero = zeroIn(input.invoice.currency);
   const record: TransactionRecord = {
-    id: newId("transaction"),
+    // One per invoice, named after it (`sharedUlidId`): read with the invoice in one round trip.
+    id: sharedUlidId("transaction", input.invoice.id),
     project_id: input.projectId,
     invoice_id: input.invoice.id,
     customer_id: input.invoice.customer_id,

@@ -1,15 +1,15 @@
 import { ok, type Reply } from "../http/reply.ts";
 import { cancelAutoCapture } from "./auto-capture.ts";
-import { invoiceOf, type PaymentRequest, requiredTransactionOf, wrongState } from "./core.ts";
+import { type PaymentRequest, paymentOf, requiredTransactionOf, wrongState } from "./core.ts";
 import { followUp } from "./follow-up.ts";
 import { presentTransaction } from "./transaction.ts";
 
 /** `POST /invoices/{id}/void`: releases the whole authorization, which must not be captured yet. */
 export async function voidInvoice(request: PaymentRequest, invoiceId: string): Promise<Reply> {
-  const invoice = await invoiceOf(request.caller, invoiceId);
-  const current = await requiredTransactionOf(
-    request.caller,
-    invoice,
+  const payment = await paymentOf(request.caller, invoiceId);
+  const { invoice } = payment;
+  const current = requiredTransactionOf(
+    payment,
     "request.invoice.not-authorized",
     "has no authorization to void.",
   );

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import qs from "qs";
 import { afterAll, beforeAll, inject } from "vitest";
-import { close, createLocalApi, listen } from "../../lib/local/http-server.ts";
+import { close, createLocalApi, type LocalApiOptions, listen } from "../../lib/local/http-server.ts";
 import { repoRoot } from "../../lib/local/paths.ts";
 import {
   createProject,
@@ -226,7 +226,10 @@ export interface InProcessApi {
  * `afterAll`), through the same API Gateway event translation as the local stack. The handlers
  * run in the test's own process, so a test can spy on what they call to inject a fault.
  */
-export function useInProcessApi(projectName: string): InProcessApi {
+export function useInProcessApi(
+  projectName: string,
+  options: Pick<LocalApiOptions, "roundTrips"> = {},
+): InProcessApi {
   let server: Server | undefined;
   let state: { url: string; project: ProjectCredentials; sandbox: Client; live: Client } | undefined;
   const ready = () => {
@@ -235,7 +238,7 @@ export function useInProcessApi(projectName: string): InProcessApi {
     return state;
   };
   beforeAll(async () => {
-    server = createLocalApi();
+    server = createLocalApi(options);
     const url = `http://localhost:${await listen(server, 0)}`;
     // Links the API hands out (3DS pages, checkout pages) point at this server, as in the local stack.
     process.env.API_URL = url;

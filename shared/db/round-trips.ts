@@ -1,0 +1,57 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * The DynamoDB round trips of one unit of work (a request, a job), counted when something measures
+ * them: the local stack does for every request it serves, and the benchmark reports the figures
+ * per route. `calls` is every command sent; `sequential` counts the waits the caller sat through,
+ * so calls sent together (`Promise.all`, a batch) count once, and background work started
+ * outside the unit (stream fan-out, queue workers) counts nowhere.
+ */
+export interface RoundTrips {
+  calls: number;
+  sequential: number;
+  inFlight: number;
+  /** Commands the payment provider sent (the sandbox gateway keeps its records in the table). */
+  providerCalls: number;
+}
+
+const meter = new AsyncLocalStorage<RoundTrips>();
+
+/** Runs `work` with its DynamoDB round trips counted into `trips`. */
+export function measuringRoundTrips<T>(trips: RoundTrips, work: () => Promise<T>): Promise<T> {
+  return meter.run(trips, work);
+}
+
+/** Called by the client for each command: counts it into the unit of work under way, if measured. */
+export async function countedRoundTrip<T>(send: () => Promise<T>): Promise<T> {
+  const trips = meter.getStore();
+  if (!trips) return send();
+  trips.calls += 1;
+  if (trips.inFlight === 0) trips.sequential += 1;
+  trips.inFlight += 1;
+  try {
+    return await send();
+  } finally {
+    trips.inFlight -= 1;
+  }
+}
+
+/** A fresh counter. */
+export function noRoundTrips(): RoundTrips {
+  return { calls: 0, sequential: 0, inFlight: 0, providerCalls: 0 };
+}
+
+/**
+ * Runs a call to a payment provider: the DynamoDB commands it sends (the sandbox gateway's own
+ * records) count as the provider's, apart from the API's, as a real provider's HTTP call would.
+ */
+export async function asProviderCall<T>(call: () => Promise<T>): Promise<T> {
+  const trips = meter.getStore();
+  if (!trips) return call();
+  const provider = noRoundTrips();
+  try {
+    return await meter.run(provider, call);
+  } finally {
+    trips.providerCalls += provider.calls;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The DynamoDB round trips on each request's own path (issue 8's budget): what a request waits for
+ * in turn, counted by the local API for every request it serves. Calls sent together count once;
+ * the sandbox provider's own records count as the provider call, apart from the API's.
+ */
+import { describe, expect, it } from "vitest";
+import type { RoundTrips } from "../../shared/db/round-trips.ts";
+import { api, useInProcessApi } from "../e2e/harness.ts";
+
+let last: { route: string; trips: RoundTrips } | undefined;
+const local = useInProcessApi("Round trips test", {
+  roundTrips: (route, trips) => {
+    last = { route, trips: { ...trips } };
+  },
+});
+
+/** The round trips of one request, which must succeed. */
+async function tripsOf(send: () => Promise<{ status: number; body: Record<string, unknown> }>) {
+  last = undefined;
+  const { status, body } = await send();
+  expect(status, JSON.stringify(body)).toBe(200);
+  if (!last) throw new Error("The local API reported no round trips");
+  return { body, trips: last.trips };
+}
+
+const invoice = { name: "Order 7", amount: "25.00", currency: "EUR" };
+const cardNumber = { number: "4242424242424242", exp_month: 12, exp_year: 2099 };
+
+describe("DynamoDB round trips on a request's path", () => {
+  it("creates and reads in one", async () => {
+    const client = local.sandbox;
+    // A container keeps the environments it authenticated for 30 s: only its first request reads one.
+    const unwarmed = await tripsOf(() => client.get("/customers?limit=1"));
+    expect(unwarmed.trips.sequential).toBe(2);
+    const created = await tripsOf(() => client.post("/customers", { first_name: "Ada" }));
+    expect(created.trips).toMatchObject({ calls: 1, sequential: 1 });
+    const id = (created.body.customer as { id: string }).id;
+    expect((await tripsOf(() => client.get(`/customers/${id}`))).trips).toMatchObject({ sequential: 1 });
+    expect((await tripsOf(() => client.post("/invoices", invoice))).trips).toMatchObject({
+      calls: 1,
+      sequential: 1,
+    });
+    // The page and its exact count, sent together.
+    expect((await tripsOf(() => client.get("/customers?limit=5"))).trips).toMatchObject({ sequential: 1 });
+  });
+
+  it("authorizes a fresh invoice and captures it in three each, besides the provider call", async () => {
+    const client = api(local.url, local.project.sandbox);
+    const card = (await client.post("/cards", cardNumber)).body.card as { id: string };
+    // The environment's gateway configurations are cached per container from the first payment on.
+    const first = (await client.post("/invoices", invoice)).body.invoice as { id: string };
+    await tripsOf(() => client.post(`/invoices/${first.id}/capture`, { source: card.id }));
+
+    const { id } = (await client.post("/invoices", invoice)).body.invoice as { id: string };
+    // One read of invoice, transaction and card; the reserved transaction; the settlement.
+    const authorized = await tripsOf(() => client.post(`/invoices/${id}/authorize`, { source: card.id }));
+    expect(authorized.trips).toMatchObject({ sequential: 3, providerCalls: 1 });
+    // One read of invoice and transaction; the reservation; the settlement.
+    const captured = await tripsOf(() => client.post(`/invoices/${id}/capture`, {}));
+    expect(captured.trips).toMatchObject({ sequential: 3, providerCalls: 1 });
+    expect((captured.body.transaction as { status: string }).status).toBe("completed");
+  });
+});
