@@ -7,20 +7,20 @@ import { describe, expect, it } from "vitest";
 import type { RoundTrips } from "../../shared/db/round-trips.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
 
-let last: { route: string; trips: RoundTrips } | undefined;
+const seen: { last?: { route: string; trips: RoundTrips } } = {};
 const local = useInProcessApi("Round trips test", {
   roundTrips: (route, trips) => {
-    last = { route, trips: { ...trips } };
+    seen.last = { route, trips: { ...trips } };
   },
 });
 
 /** The round trips of one request, which must succeed. */
 async function tripsOf(send: () => Promise<{ status: number; body: Record<string, unknown> }>) {
-  last = undefined;
+  seen.last = undefined;
   const { status, body } = await send();
   expect(status, JSON.stringify(body)).toBe(200);
-  if (!last) throw new Error("The local API reported no round trips");
-  return { body, trips: last.trips };
+  if (!seen.last) throw new Error("The local API reported no round trips");
+  return { body, trips: seen.last.trips };
 }
 
 const invoice = { name: "Order 7", amount: "25.00", currency: "EUR" };
