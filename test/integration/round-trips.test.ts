@@ -19,8 +19,9 @@ async function tripsOf(send: () => Promise<{ status: number; body: Record<string
   seen.last = undefined;
   const { status, body } = await send();
   expect(status, JSON.stringify(body)).toBe(200);
-  if (!seen.last) throw new Error("The local API reported no round trips");
-  return { body, trips: seen.last.trips };
+  const reported = seen.last as { trips: RoundTrips } | undefined;
+  if (!reported) throw new Error("The local API reported no round trips");
+  return { body, trips: reported.trips };
 }
 
 const invoice = { name: "Order 7", amount: "25.00", currency: "EUR" };
