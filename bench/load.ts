@@ -27,10 +27,13 @@ import {
 import { formatTable, percentile } from "./stats.ts";
 
 /**
- * Clients in flight: the knee of requests per second on 2 cores (measured with LOAD_SECONDS=15;
- * see the commit that set it).
+ * Clients in flight. Measured alone on 2 shared cores (LOAD_SECONDS=15; req/s, GET by id p50 ms):
+ * 1: 27, 18 · 2: 24, 44 · 4: 28, 85 · 8: 28, 167 · 16: 29, 303 · 32: 33, 557. Throughput is
+ * flat from 4 (this process then keeps ~0.6 core busy and DynamoDB Local ~0.4, the rest of the
+ * machine going to other work), and latency doubles with each doubling: 8 is past the knee, so the
+ * machine stays saturated when it is less shared, without queueing requests for nothing.
  */
-export const DEFAULT_CONCURRENCY = 16;
+export const DEFAULT_CONCURRENCY = 8;
 
 /** The operation kinds, as printed. */
 const OPERATIONS = [
@@ -447,20 +450,33 @@ export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
       `last delivery ${(webhooks.drainMs / 1000).toFixed(1)} s after the load stopped`,
     ...(webhooks.missing.length > 0 ? [`  never received: ${webhooks.missing.join(", ")}`] : []),
     "",
-    `DynamoDB writes per partition key (top ${topPartitions} of ${figures.partitions.length} by write units; ` +
-      `WCU: lower bound, 2 per transactional write; limit ${PARTITION_WRITE_UNITS_PER_SECOND} WCU/s per partition)`,
+    `DynamoDB writes per partition key: the top ${topPartitions} of ${figures.partitions.length} by write units ` +
+      "(WCU, a lower bound: the item's KB, twice in a transaction).",
+    `DynamoDB serves ${PARTITION_WRITE_UNITS_PER_SECOND} WCU/s per partition; "limit at req/s": the req/s of ` +
+      "this mix at which the key would average that.",
     "",
     formatTable(
-      ["where", "partition key", "writes/s", "WCU/s", "peak WCU/s", "peak % of limit"],
+      [
+        "where",
+        "partition key",
+        "items",
+        "writes/s",
+        "WCU/s",
+        "peak WCU/s",
+        "peak % of limit",
+        "limit at req/s",
+      ],
       figures.partitions
         .slice(0, topPartitions)
         .map((row) => [
           row.where,
           row.partition.replace(scope, "{project}"),
+          String(row.items),
           perSecond(row.writes).toFixed(1),
           perSecond(row.units).toFixed(1),
           String(row.peakUnitsPerSecond),
           `${((row.peakUnitsPerSecond / PARTITION_WRITE_UNITS_PER_SECOND) * 100).toFixed(0)} %`,
+          ((PARTITION_WRITE_UNITS_PER_SECOND * figures.requests) / row.units).toFixed(0),
         ]),
     ),
   ];

@@ -10,14 +10,15 @@
  * which the request does not show: the index figures are a lower bound.
  *
  * Write units are a lower bound too: a Put costs its item's size in KB (JSON length, rounded up),
- * an Update or Delete 1, each doubled in a transaction; a transaction's ConditionCheck is not counted.
+ * an Update or Delete 1, each doubled in a transaction in the table (not in its indexes); an index
+ * that keeps keys only costs 1; a transaction's ConditionCheck is not counted.
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { TABLE } from "../shared/db/table.ts";
 
 /** DynamoDB's throughput limit of one partition, in write units per second. */
 export const PARTITION_WRITE_UNITS_PER_SECOND = 1000;
 
-const INDEX_PARTITION_KEYS = ["gsi1pk", "gsi2pk", "gsi3pk"] as const;
 const MIDDLEWARE_NAME = "benchPartitionWrites";
 
 export interface PartitionWrites {
@@ -25,13 +26,16 @@ export interface PartitionWrites {
   where: string;
   partition: string;
   writes: number;
+  /** Distinct sort keys written: one hot item, or many (DynamoDB may split those by sort key). */
+  items: number;
   /** Write units (lower bound, see above). */
   units: number;
   /** The most write units in one wall-clock second. */
   peakUnitsPerSecond: number;
 }
 
-interface Tally extends PartitionWrites {
+interface Tally extends Omit<PartitionWrites, "items"> {
+  sortKeys: Set<string>;
   second: number;
   unitsThisSecond: number;
 }
@@ -57,14 +61,24 @@ function text(value: unknown): string | undefined {
 export function countPartitionWrites(dynamo: DynamoDBDocumentClient): { stop(): PartitionWrites[] } {
   const tallies = new Map<string, Tally>();
 
-  const add = (where: string, partition: string | undefined, units: number) => {
+  const add = (where: string, partition: string | undefined, sortKey: string | undefined, units: number) => {
     if (partition === undefined) return;
     const id = `${where} ${partition}`;
     let tally = tallies.get(id);
     if (!tally) {
-      tally = { where, partition, writes: 0, units: 0, peakUnitsPerSecond: 0, second: 0, unitsThisSecond: 0 };
+      tally = {
+        where,
+        partition,
+        writes: 0,
+        sortKeys: new Set(),
+        units: 0,
+        peakUnitsPerSecond: 0,
+        second: 0,
+        unitsThisSecond: 0,
+      };
       tallies.set(id, tally);
     }
+    tally.sortKeys.add(sortKey ?? "");
     const second = Math.floor(Date.now() / 1000);
     if (second !== tally.second) {
       tally.second = second;
@@ -80,13 +94,15 @@ export function countPartitionWrites(dynamo: DynamoDBDocumentClient): { stop(): 
     const factor = transactional ? 2 : 1;
     const item = request.Put?.Item;
     if (item) {
-      const units = factor * Math.max(1, Math.ceil(JSON.stringify(item).length / 1024));
-      add("table", text(item.pk), units);
-      for (const attribute of INDEX_PARTITION_KEYS) {
-        add(attribute.replace(/pk$/, ""), text(item[attribute]), units);
+      const kilobytes = Math.max(1, Math.ceil(JSON.stringify(item).length / 1024));
+      add("table", text(item.pk), text(item.sk), factor * kilobytes);
+      for (const index of Object.values(TABLE.indexes)) {
+        const units = index.projection === "ALL" ? kilobytes : 1;
+        add(index.name, text(item[index.partitionKey]), text(item[index.sortKey]), units);
       }
     }
-    add("table", text((request.Update ?? request.Delete)?.Key?.pk), factor);
+    const key = (request.Update ?? request.Delete)?.Key;
+    add("table", text(key?.pk), text(key?.sk), factor);
   };
 
   dynamo.middlewareStack.add(
@@ -122,10 +138,11 @@ export function countPartitionWrites(dynamo: DynamoDBDocumentClient): { stop(): 
     stop() {
       dynamo.middlewareStack.remove(MIDDLEWARE_NAME);
       return [...tallies.values()]
-        .map(({ where, partition, writes, units, peakUnitsPerSecond }) => ({
+        .map(({ where, partition, writes, sortKeys, units, peakUnitsPerSecond }) => ({
           where,
           partition,
           writes,
+          items: sortKeys.size,
           units,
           peakUnitsPerSecond,
         }))
