@@ -1,18 +1,18 @@
 /**
  * Mixed load at the machine's limit (issue 8): `concurrency` clients, each looping for `seconds`
- * over a weighted mix of creates, reads by id, lists and payments through the HTTP API, while a
- * receiver in this process takes the sandbox project's webhooks. Reports per operation kind its
- * count, p50/p99 and errors; overall requests per second and error rate (any non-2xx is an error,
- * and so is a payment answered with another status than asked for); every event committed during
- * the run against the webhooks received for it (with the lag from `fired_at`); and the DynamoDB
- * partition keys written most (`partition-writes.ts`).
+ * over a weighted mix of creates, reads by id, lists and payments through the HTTP API (every POST
+ * with a fresh Idempotency-Key), while a receiver in this process takes the sandbox project's
+ * webhooks. Reports per operation kind its count, p50/p99 and errors; overall requests per second
+ * and error rate (any non-2xx is an error, and so is a payment answered with another status than
+ * asked for); every event committed during the load against the webhooks received for it (with the
+ * lag from `fired_at`); and the DynamoDB partition keys written most (`partition-writes.ts`).
  *
- * `benchLoad` is imported after the local stack set the environment the shared code reads at
- * import (it imports no shared code itself). `npx tsx bench/load.ts` runs it alone on a local stack
- * of its own: `LOAD_SECONDS` (default 60), `LOAD_CONCURRENCY` (default `DEFAULT_CONCURRENCY`),
+ * Safe to import before the local stack sets the environment: no module it imports reads it (only
+ * the table's definition, `shared/db/table.ts`). `npx tsx bench/load.ts` runs it alone on a local
+ * stack of its own: `LOAD_SECONDS` (default 60), `LOAD_CONCURRENCY` (default `DEFAULT_CONCURRENCY`),
  * `LOAD_DRAIN_SECONDS` (how long to wait for the last webhooks, default 120).
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import { availableParallelism, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -60,6 +60,8 @@ export interface OperationFigures {
 export interface WebhookDeliveryFigures {
   /** Events committed while the load ran (listed with `GET /events` afterwards). */
   events: number;
+  /** The same, as the events' `total_count` moved: equal to `events` unless the listing missed some. */
+  counted: number;
   /** Of those, how many reached the receiver (at least once). */
   delivered: number;
   /** Ids of the events never received (the first few). */
@@ -182,7 +184,12 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
     try {
       const response = await fetch(`${apiUrl}${path}`, {
         method,
-        headers: { authorization, "content-type": "application/json" },
+        headers: {
+          authorization,
+          "content-type": "application/json",
+          // As the mobile libraries send, and a careful merchant's server: a fresh key on each POST.
+          ...(method === "POST" ? { "idempotency-key": randomUUID() } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.text();
@@ -259,7 +266,11 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
     }
     const pick = (ids: string[]) => ids[Math.floor(Math.random() * ids.length)];
     // Events committed after this one are the load's (ids are ULIDs from one monotonic factory).
-    const [lastBefore] = (await call("GET", "/events?limit=1")).events as Array<{ id: string }>;
+    const eventsBefore = (await call("GET", "/events?limit=1")) as {
+      events: Array<{ id: string }>;
+      total_count: number;
+    };
+    const [lastBefore] = eventsBefore.events;
 
     const createInvoice = async (): Promise<string | undefined> => {
       // Half the invoices are a customer's.
@@ -350,6 +361,7 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       cursor = page.events.at(-1)?.id;
       if (page.events.length < 100) break;
     }
+    const { total_count: eventsAfter } = (await call("GET", "/events?limit=1")) as { total_count: number };
     const waitUntil = Date.now() + drainMs;
     while (events.some((event) => !arrivals.has(event.id)) && Date.now() < waitUntil) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -392,6 +404,7 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       firstErrors,
       webhooks: {
         events: events.length,
+        counted: eventsAfter - eventsBefore.total_count,
         delivered: events.length - missing.length,
         missing: missing.slice(0, MAX_ERRORS_KEPT),
         duplicates,
@@ -408,12 +421,41 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
   }
 }
 
-/** The figures as text: the operations table, the webhooks, and the partition keys written most. */
+/** A partition key with the project and ids as placeholders: what kind of partition it is. */
+function partitionKind(partition: string): string {
+  return partition
+    .replace(/(test-)?proj_[0-9A-Z]{26}/g, "{project}")
+    .replace(/([a-z]+_)[0-9A-Z]{26}/g, "$1{id}")
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "{uuid}")
+    .replace(/#[0-9a-f]{16,}$/, "#{hash}")
+    .replace(/#\d+$/, "#{shard}");
+}
+
+/**
+ * The figures as text: the operations, the webhooks, the partition keys written most, and the
+ * partitions by kind (how many keys of each, and the hottest one of each).
+ */
 export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
   const ms = (value: number) => (Number.isNaN(value) ? "" : value.toFixed(1));
   const { webhooks } = figures;
   const perSecond = (value: number) => value / figures.seconds;
-  const scope = /(test-)?proj_[0-9A-Z]{26}/g;
+  const limitAt = (units: number) =>
+    ((PARTITION_WRITE_UNITS_PER_SECOND * figures.requests) / units).toFixed(0);
+  const kinds = new Map<
+    string,
+    { where: string; kind: string; keys: number; units: number; hottest: PartitionWrites }
+  >();
+  for (const row of figures.partitions) {
+    const kind = partitionKind(row.partition);
+    const group = kinds.get(`${row.where} ${kind}`);
+    if (!group)
+      kinds.set(`${row.where} ${kind}`, { where: row.where, kind, keys: 1, units: row.units, hottest: row });
+    else {
+      group.keys += 1;
+      group.units += row.units;
+      if (row.peakUnitsPerSecond > group.hottest.peakUnitsPerSecond) group.hottest = row;
+    }
+  }
   const lines = [
     `Mixed load on the local stack: ${figures.seconds.toFixed(1)} s, ${figures.concurrency} clients in flight, ` +
       `Node ${process.version}; this process kept ${figures.processCores.toFixed(2)} of ${availableParallelism()} cores busy, ` +
@@ -445,7 +487,8 @@ export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
     ...figures.firstErrors.map((error) => `  ${error}`),
     "",
     `Webhooks: ${webhooks.delivered} of ${webhooks.events} events committed during the load delivered ` +
-      `(${webhooks.duplicates} duplicate requests, ${webhooks.badSignatures} bad signatures); ` +
+      `(total_count moved by ${webhooks.counted}; ${webhooks.duplicates} duplicate requests, ` +
+      `${webhooks.badSignatures} bad signatures); ` +
       `lag fired_at → received p50 ${ms(webhooks.lagP50)} ms, p99 ${ms(webhooks.lagP99)} ms; ` +
       `last delivery ${(webhooks.drainMs / 1000).toFixed(1)} s after the load stopped`,
     ...(webhooks.missing.length > 0 ? [`  never received: ${webhooks.missing.join(", ")}`] : []),
@@ -470,13 +513,38 @@ export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
         .slice(0, topPartitions)
         .map((row) => [
           row.where,
-          row.partition.replace(scope, "{project}"),
+          row.partition.replace(/(test-)?proj_[0-9A-Z]{26}/g, "{project}"),
           String(row.items),
           perSecond(row.writes).toFixed(1),
           perSecond(row.units).toFixed(1),
           String(row.peakUnitsPerSecond),
           `${((row.peakUnitsPerSecond / PARTITION_WRITE_UNITS_PER_SECOND) * 100).toFixed(0)} %`,
-          ((PARTITION_WRITE_UNITS_PER_SECOND * figures.requests) / row.units).toFixed(0),
+          limitAt(row.units),
+        ]),
+    ),
+    "",
+    "The same by kind of partition key: how many keys, their write units together, and the hottest key's.",
+    "",
+    formatTable(
+      [
+        "where",
+        "kind",
+        "keys",
+        "WCU/s (all)",
+        "hottest: writes",
+        "hottest: peak WCU/s",
+        "hottest: limit at req/s",
+      ],
+      [...kinds.values()]
+        .sort((a, b) => b.hottest.units - a.hottest.units)
+        .map((group) => [
+          group.where,
+          group.kind,
+          String(group.keys),
+          perSecond(group.units).toFixed(1),
+          String(group.hottest.writes),
+          String(group.hottest.peakUnitsPerSecond),
+          limitAt(group.hottest.units),
         ]),
     ),
   ];
@@ -526,7 +594,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
         drainSeconds: Number(process.env.LOAD_DRAIN_SECONDS ?? 120),
       });
       console.log(`\n${formatLoad(figures)}`);
-      if (figures.errors > 0 || figures.webhooks.delivered < figures.webhooks.events) process.exitCode = 1;
+      const { webhooks } = figures;
+      const allDelivered = webhooks.delivered === webhooks.events && webhooks.counted === webhooks.events;
+      if (figures.errors > 0 || !allDelivered || webhooks.badSignatures > 0) process.exitCode = 1;
     } finally {
       await stack.stop();
     }
