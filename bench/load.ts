@@ -27,13 +27,15 @@ import {
 import { formatTable, percentile } from "./stats.ts";
 
 /**
- * Clients in flight. Measured alone on 2 shared cores (LOAD_SECONDS=15; req/s, GET by id p50 ms):
- * 1: 27, 18 · 2: 24, 44 · 4: 28, 85 · 8: 28, 167 · 16: 29, 303 · 32: 33, 557. Throughput is
- * flat from 4 (this process then keeps ~0.6 core busy and DynamoDB Local ~0.4, the rest of the
- * machine going to other work), and latency doubles with each doubling: 8 is past the knee, so the
- * machine stays saturated when it is less shared, without queueing requests for nothing.
+ * Clients in flight: the knee of requests per second, measured alone (LOAD_SECONDS=15) on 2 cores
+ * shared with other work (req/s, GET /customers/{id} p50 ms, webhook lag p50 ms), twice:
+ * - load average ~3.5: 1: 27, 18, 140 · 2: 24, 44, 270 · 4: 28, 85, 540 · 8: 28, 167, 1,370 ·
+ *   16: 29, 303, 4,800 · 32: 33, 557, 11,000 (this process kept ~0.6 core busy, DynamoDB Local ~0.4);
+ * - load average ~6: 1: 11, 27, 290 · 2: 13, 91, 400 · 4: 17, 116, 760 · 8: 19, 251, 1,540 ·
+ *   16: 26, 326, 4,770 · 32: 31, 527, 10,600.
+ * 16 is at the plateau in both; past it, latency and the webhooks' lag double for a few req/s more.
  */
-export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_CONCURRENCY = 16;
 
 /** The operation kinds, as printed. */
 const OPERATIONS = [
