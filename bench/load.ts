@@ -33,9 +33,11 @@ import { formatTable, percentile } from "./stats.ts";
  *   16: 29, 303, 4,800 · 32: 33, 557, 11,000 (this process kept ~0.6 core busy, DynamoDB Local ~0.4);
  * - load average ~6: 1: 11, 27, 290 · 2: 13, 91, 400 · 4: 17, 116, 760 · 8: 19, 251, 1,540 ·
  *   16: 26, 326, 4,770 · 32: 31, 527, 10,600.
- * 16 is at the plateau in both; past it, latency and the webhooks' lag double for a few req/s more.
+ * Then for 60 s (load average ~5.7): 8: 27.5 req/s, webhook lag p50 1.0 s · 16: 27.0, 7.1 s. Past 8
+ * the 15-s sweeps gain a few req/s at most and the 60-s runs none, while latency and the webhooks'
+ * lag double with each doubling: 8 is the knee.
  */
-export const DEFAULT_CONCURRENCY = 16;
+export const DEFAULT_CONCURRENCY = 8;
 
 /** The operation kinds, as printed. */
 const OPERATIONS = [
