@@ -28,7 +28,8 @@ import { formatTable, percentile } from "./stats.ts";
 
 /**
  * Clients in flight: the knee of requests per second, measured alone (LOAD_SECONDS=15) on 2 cores
- * shared with other work (req/s, GET /customers/{id} p50 ms, webhook lag p50 ms), twice:
+ * shared with other work (req/s, GET /customers/{id} p50 ms, webhook lag p50 ms), twice (the first
+ * before every POST carried an Idempotency-Key):
  * - load average ~3.5: 1: 27, 18, 140 · 2: 24, 44, 270 · 4: 28, 85, 540 · 8: 28, 167, 1,370 ·
  *   16: 29, 303, 4,800 · 32: 33, 557, 11,000 (this process kept ~0.6 core busy, DynamoDB Local ~0.4);
  * - load average ~6: 1: 11, 27, 290 · 2: 13, 91, 400 · 4: 17, 116, 760 · 8: 19, 251, 1,540 ·
@@ -72,7 +73,7 @@ export interface WebhookDeliveryFigures {
   missing: string[];
   /** Requests for an event already received (delivery is at least once). */
   duplicates: number;
-  /** Requests whose `Webhook-Signature` did not verify. */
+  /** Requests whose `Webhook-Signature` did not verify, or without an event id (answered 400). */
   badSignatures: number;
   /** `fired_at` → received, milliseconds. */
   lagP50: number;
@@ -235,8 +236,12 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
     incoming.on("end", () => {
       const at = Date.now();
       const raw = Buffer.concat(chunks).toString("utf8");
-      if (!verified(secret, String(incoming.headers["webhook-signature"] ?? ""), raw)) badSignatures += 1;
-      const { event_id: id } = JSON.parse(raw) as { event_id: string };
+      const id = eventId(raw);
+      if (!id || !verified(secret, String(incoming.headers["webhook-signature"] ?? ""), raw)) {
+        badSignatures += 1;
+        response.writeHead(400).end();
+        return;
+      }
       if (arrivals.has(id)) duplicates += 1;
       else arrivals.set(id, at);
       response.writeHead(200).end("ok");
@@ -420,8 +425,11 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       partitions,
     };
   } finally {
-    await call("PUT", `/projects/${credentials.project_id}`, { webhook_url: previousWebhookUrl ?? "" });
-    await close(receiver);
+    try {
+      await call("PUT", `/projects/${credentials.project_id}`, { webhook_url: previousWebhookUrl ?? "" });
+    } finally {
+      await close(receiver);
+    }
   }
 }
 
@@ -553,6 +561,15 @@ export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
     ),
   ];
   return lines.join("\n");
+}
+
+function eventId(rawBody: string): string | undefined {
+  try {
+    const { event_id: id } = JSON.parse(rawBody) as { event_id?: unknown };
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `Webhook-Signature` check of the README: HMAC-SHA256 of `<t>.<body>`, `t` within 5 minutes. */
