@@ -37,3 +37,16 @@ export async function measure(
   samples.sort((a, b) => a - b);
   return { p50: percentile(samples, 50), p99: percentile(samples, 99), rps: total / elapsedSeconds };
 }
+
+/** A plain-text table: a header, a rule, then the rows, each column padded to its widest cell. */
+export function formatTable(header: string[], body: string[][]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...body.map((row) => (row[column] ?? "").length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...body.map(line)].join("\n");
+}
