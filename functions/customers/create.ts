@@ -11,5 +11,6 @@ export const handler = api(
     );
     return ok({ customer });
   },
-  { expand: expandAnswer("customer") },
+  // The whole change is one transaction: it claims the Idempotency-Key too (one round trip).
+  { expand: expandAnswer("customer"), idempotency: "in-the-write" },
 );

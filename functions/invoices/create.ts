@@ -11,5 +11,6 @@ export const handler = api(
     );
     return ok({ invoice });
   },
-  { expand: expandAnswer("invoice") },
+  // The whole change is one transaction: it claims the Idempotency-Key too (one round trip).
+  { expand: expandAnswer("invoice"), idempotency: "in-the-write" },
 );

@@ -5,7 +5,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { TransactWriteCommand, type TransactWriteCommandInput } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
-import { conflict } from "../http/errors.ts";
+import { ApiError } from "../http/errors.ts";
 import { dynamo } from "./client.ts";
 import { distinctCountShards } from "./counters.ts";
 import { IDEMPOTENCY_SORT_KEY } from "./keys.ts";
@@ -48,6 +48,20 @@ export function conditionFailedItem(error: unknown): Record<string, unknown> | u
   return item ? unmarshall(item) : undefined;
 }
 
+/**
+ * A transaction's `Idempotency-Key` write found the key taken: nothing was written. `existing` is
+ * what it found there (a route that claims its key in the write replays it, `idempotency.ts`).
+ */
+export class IdempotencyKeyTaken extends ApiError {
+  constructor(readonly existing: Record<string, unknown> | undefined) {
+    super(
+      409,
+      "request.idempotency-key.concurrent",
+      "A request with this Idempotency-Key is being processed.",
+    );
+  }
+}
+
 const CONFLICT_RETRIES = 4;
 
 /**
@@ -64,14 +78,15 @@ export async function transactWrite(items: TransactItem[]): Promise<void> {
       await dynamo.send(new TransactWriteCommand({ TransactItems: sent }));
       return;
     } catch (error) {
-      if (failedConditions(error)?.some((index) => isIdempotencyCompletion(items[index]))) {
-        // Another request took this Idempotency-Key over (ours ran past its lock): nothing was written.
-        throw conflict(
-          "request.idempotency-key.concurrent",
-          "A request with this Idempotency-Key is being processed.",
-        );
+      const taken = failedConditions(error)?.find((index) => isIdempotencyCompletion(items[index]));
+      // Another request took this Idempotency-Key (over, if ours ran past its lock): nothing was written.
+      if (taken !== undefined) throw new IdempotencyKeyTaken(cancelledItem(error, taken));
+      if (!isTransactionConflict(error)) throw error;
+      if (attempt >= CONFLICT_RETRIES) {
+        // Still racing a duplicate for its key: the caller retries, as with any key in progress.
+        if (items.some(isIdempotencyCompletion)) throw new IdempotencyKeyTaken(undefined);
+        throw error;
       }
-      if (!isTransactionConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
       // Full jitter on an exponential base: 10, 20, 40, 80 ms at most.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
     }
@@ -79,5 +94,5 @@ export async function transactWrite(items: TransactItem[]): Promise<void> {
 }
 
 function isIdempotencyCompletion(item: TransactItem | undefined): boolean {
-  return item?.Update?.Key?.sk === IDEMPOTENCY_SORT_KEY;
+  return (item?.Update?.Key?.sk ?? item?.Put?.Item?.sk) === IDEMPOTENCY_SORT_KEY;
 }

@@ -1,17 +1,22 @@
 import middy, { type MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
-import type { TransactItem } from "../db/transactions.ts";
+import { IdempotencyKeyTaken, type TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
 import type { PublicKeyAccess } from "./access.ts";
 import { type AuthenticatedCaller, authenticate } from "./auth.ts";
 import { ApiError, notFound } from "./errors.ts";
 import {
   acquire,
+  answerForTakenKey,
+  claimInTheWrite,
+  claimWithAnswer,
   complete,
   fingerprint,
   type IdempotencyHandle,
+  type IdempotencyMode,
   readIdempotencyKey,
   release,
+  type StoredResponse,
 } from "./idempotency.ts";
 import { type Input, parseBody, parseQuery } from "./input.ts";
 import { malformedPathParameter } from "./path-parameters.ts";
@@ -69,6 +74,8 @@ interface ApiOptions {
    */
   publicKey?: PublicKeyAccess;
   idempotencyParameters?: IdempotencyParameters;
+  /** How the route takes its `Idempotency-Key` (`IdempotencyMode`); default `lock`. */
+  idempotency?: IdempotencyMode;
   expand?: AnswerExpansion;
   notFound?: NotFoundAnswer;
 }
@@ -103,6 +110,7 @@ export function api(
   options?: {
     publicKey?: PublicKeyAccess;
     idempotencyParameters?: IdempotencyParameters;
+    idempotency?: IdempotencyMode;
     expand?: AnswerExpansion;
   },
 ): Handler;
@@ -119,7 +127,7 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
     .use(authentication(authMode))
     .use(pathParameters(options.notFound))
     .use(parsing(options.publicKey, shown, options.expand))
-    .use(idempotency(options.idempotencyParameters))
+    .use(idempotency(options.idempotency ?? "lock", options.idempotencyParameters))
     .handler(async (_event, context) => {
       const state = context.api;
       const reply = await handle(state.request as ApiRequest);
@@ -243,7 +251,10 @@ function authentication(
  */
 const KEYED_METHODS = new Set(["POST", "PUT", "DELETE"]);
 
-function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, Result, Error, ApiContext> {
+function idempotency(
+  mode: IdempotencyMode,
+  parameters?: IdempotencyParameters,
+): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: async ({ event, context }) => {
       const state = context.api;
@@ -255,6 +266,17 @@ function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, R
         ? await parameters(request)
         : { query: request.query, body: request.body };
       const print = fingerprint(request.method, event.rawPath, identifying);
+      request.idempotencyKey = key;
+      if (mode === "in-the-write") {
+        state.idempotency = claimInTheWrite(
+          request.caller.projectId,
+          request.caller.credential,
+          key,
+          print,
+          state.requestId,
+        );
+        return;
+      }
       const acquired = await acquire(
         request.caller.projectId,
         request.caller.credential,
@@ -262,16 +284,7 @@ function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, R
         print,
         state.requestId,
       );
-      request.idempotencyKey = key;
-      if ("replay" in acquired) {
-        const { statusCode, body } = acquired.replay;
-        const expandAnswer = statusCode < 400 ? state.expandAnswer : undefined;
-        return {
-          statusCode,
-          headers: { ...JSON_HEADERS, "x-request-id": state.requestId, "idempotent-replayed": "true" },
-          body: expandAnswer ? JSON.stringify(await expandAnswer(JSON.parse(body))) : body,
-        };
-      }
+      if ("replay" in acquired) return replayed(acquired.replay, state);
       state.idempotency = acquired.handle;
     },
     after: async ({ context, response }) => {
@@ -279,14 +292,44 @@ function idempotency(parameters?: IdempotencyParameters): MiddlewareObj<Event, R
       if (!handle || handle.committed || !response) return;
       await complete(handle, { statusCode: response.statusCode ?? 200, body: response.body ?? "" });
     },
-    onError: async ({ context, error }) => {
+    onError: async (request) => {
+      const { context, error } = request;
       const handle = context.api?.idempotency;
       if (!handle) return;
       const { status, body } = errorBody(error, context.api.requestId);
-      // A refusal is an answer worth replaying; a fault is not: the retry must run again.
-      if (status < 500) await complete(handle, { statusCode: status, body: JSON.stringify(body) });
-      else await release(handle);
+      let taken: ReturnType<typeof answerForTakenKey> | undefined;
+      if (handle.mode === "in-the-write" && error instanceof IdempotencyKeyTaken) {
+        // A duplicate's transaction claimed the key first: its answer is this request's too.
+        taken = answerForTakenKey(handle, error.existing);
+      } else if (handle.mode === "in-the-write" && status < 500) {
+        // A refusal is an answer worth replaying: stored, unless the key holds a first answer already.
+        taken = await claimWithAnswer(handle, { statusCode: status, body: JSON.stringify(body) });
+      } else if (status < 500) {
+        await complete(handle, { statusCode: status, body: JSON.stringify(body) });
+      } else if (handle.mode === "lock") {
+        // A fault is not worth replaying: the retry must run again.
+        await release(handle);
+      }
+      if (!taken) return;
+      if (!("replay" in taken)) {
+        request.error = taken;
+        return;
+      }
+      const result = await replayed(taken.replay, context.api);
+      logRequest(request.event, context, result.statusCode ?? 200);
+      return result;
     },
+  };
+}
+
+/** The answer stored for an `Idempotency-Key`, sent again (expanded as this request asks). */
+async function replayed(answer: StoredResponse, state: State): Promise<Result> {
+  const { statusCode, body } = answer;
+  const expandAnswer = statusCode < 400 ? state.expandAnswer : undefined;
+  return {
+    statusCode,
+    headers: { ...JSON_HEADERS, "x-request-id": state.requestId, "idempotent-replayed": "true" },
+    body: expandAnswer ? JSON.stringify(await expandAnswer(JSON.parse(body))) : body,
   };
 }
 

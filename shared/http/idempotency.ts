@@ -27,11 +27,22 @@ export interface StoredResponse {
   body: string;
 }
 
+/**
+ * How a route takes its key: `lock` claims it before the handler runs (a duplicate waits with a 409
+ * or replays), for routes whose work reaches beyond one write (a provider, a schedule);
+ * `in-the-write` lets the route's one transaction claim it as it stores the answer, in the same
+ * round trip, for routes whose whole change is that transaction (creates): a duplicate that raced
+ * it finds the key taken there, writes nothing, and replays the answer.
+ */
+export type IdempotencyMode = "lock" | "in-the-write";
+
 export interface IdempotencyHandle {
   readonly scope: string;
   readonly credential: CredentialKind;
   readonly key: string;
   readonly owner: string;
+  readonly mode: IdempotencyMode;
+  readonly fingerprint: string;
   /** Set once the answer was stored by the handler's own transaction. */
   committed: boolean;
   /** The write that stores `response` as this key's answer: put it in the state change's transaction. */
@@ -110,23 +121,85 @@ export async function acquire(
       "A request with this Idempotency-Key is still being processed; retry later.",
     );
   }
-  return { handle: newHandle(scope, credential, key, owner) };
+  return {
+    handle: newHandle({ scope, credential, key, owner, mode: "lock", fingerprint: requestFingerprint }),
+  };
 }
 
-function newHandle(scope: string, credential: CredentialKind, key: string, owner: string): IdempotencyHandle {
+/**
+ * The key of an `in-the-write` route: nothing is read or written before the handler; its
+ * transaction claims the key (see `IdempotencyMode`).
+ */
+export function claimInTheWrite(
+  scope: string,
+  credential: CredentialKind,
+  key: string,
+  requestFingerprint: string,
+  owner: string,
+): IdempotencyHandle {
+  return newHandle({ scope, credential, key, owner, mode: "in-the-write", fingerprint: requestFingerprint });
+}
+
+/**
+ * What an `in-the-write` route's transaction found under its key when it could not claim it: the
+ * first request's answer to replay, or the reason to refuse this one.
+ */
+export function answerForTakenKey(
+  handle: IdempotencyHandle,
+  existing: Record<string, unknown> | undefined,
+): ApiError | { replay: StoredResponse } {
+  if (existing && existing.fingerprint !== handle.fingerprint) {
+    return new ApiError(
+      400,
+      "request.idempotency-key.invalid",
+      "This Idempotency-Key was already used with different parameters.",
+    );
+  }
+  if (existing?.status === "completed") return { replay: existing.response as StoredResponse };
+  return conflict(
+    "request.idempotency-key.concurrent",
+    "A request with this Idempotency-Key is still being processed; retry later.",
+  );
+}
+
+function newHandle(identity: Omit<IdempotencyHandle, "committed" | "completion">): IdempotencyHandle {
+  const { scope, credential, key } = identity;
   return {
-    scope,
-    credential,
-    key,
-    owner,
+    ...identity,
     committed: false,
-    completion: (response) => ({
-      Update: {
-        TableName: config.tableName,
-        Key: keys.idempotency(scope, credential, key),
-        ...completeExpression(owner, response),
-      },
-    }),
+    completion: (response) =>
+      identity.mode === "lock"
+        ? {
+            Update: {
+              TableName: config.tableName,
+              Key: keys.idempotency(scope, credential, key),
+              ...completeExpression(identity.owner, response),
+            },
+          }
+        : { Put: claimingPut(identity, response) },
+  };
+}
+
+/** The write of an `in-the-write` key with its answer, on the condition that the key is free. */
+function claimingPut(
+  identity: Omit<IdempotencyHandle, "committed" | "completion">,
+  response: StoredResponse,
+) {
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  return {
+    TableName: config.tableName,
+    Item: {
+      ...keys.idempotency(identity.scope, identity.credential, identity.key),
+      type: "idempotency",
+      fingerprint: identity.fingerprint,
+      status: "completed",
+      owner: identity.owner,
+      response,
+      expires_at: nowSeconds + KEEP_KEYS_FOR_SECONDS,
+    },
+    ConditionExpression: "attribute_not_exists(pk) OR expires_at < :nowSeconds",
+    ExpressionAttributeValues: { ":nowSeconds": nowSeconds },
+    ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const,
   };
 }
 
@@ -144,7 +217,33 @@ function completeExpression(owner: string, response: StoredResponse) {
   };
 }
 
+/**
+ * Stores an `in-the-write` route's answer that no transaction stored (a refusal): on the condition
+ * that the key is free, else what took it (`answerForTakenKey`), so that a retried refusal replays
+ * the first answer.
+ */
+export async function claimWithAnswer(
+  handle: IdempotencyHandle,
+  response: StoredResponse,
+): Promise<ReturnType<typeof answerForTakenKey> | undefined> {
+  try {
+    await dynamo.send(new PutCommand(claimingPut(handle, response)));
+    return undefined;
+  } catch (error) {
+    const existing = conditionFailedItem(error);
+    if (existing === null) {
+      logger.warn("Could not store the answer of an idempotent request", { error });
+      return undefined;
+    }
+    return answerForTakenKey(handle, existing);
+  }
+}
+
 export async function complete(handle: IdempotencyHandle, response: StoredResponse): Promise<void> {
+  if (handle.mode === "in-the-write") {
+    await claimWithAnswer(handle, response);
+    return;
+  }
   try {
     await dynamo.send(
       new UpdateCommand({

@@ -41,6 +41,13 @@ describe("DynamoDB round trips on a request's path", () => {
       calls: 1,
       sequential: 1,
     });
+    // A create claims its Idempotency-Key in its own transaction; the retry finds it taken there.
+    const idempotencyKey = `round-trips-${Date.now()}`;
+    const keyed = await tripsOf(() => client.post("/invoices", invoice, { idempotencyKey }));
+    expect(keyed.trips).toMatchObject({ calls: 1, sequential: 1 });
+    const retried = await tripsOf(() => client.post("/invoices", invoice, { idempotencyKey }));
+    expect(retried.trips).toMatchObject({ calls: 1, sequential: 1 });
+    expect(retried.body).toEqual(keyed.body);
     // The page and its exact count, sent together.
     expect((await tripsOf(() => client.get("/customers?limit=5"))).trips).toMatchObject({ sequential: 1 });
   });
