@@ -155,13 +155,21 @@ export function checkoutPage(view: CheckoutView): HtmlReply {
   });
 }
 
-/** The invoice was paid already, or its payment failed for good: no form. */
-export function settledPage(view: CheckoutView, outcome: "paid" | "declined"): HtmlReply {
+/** How an invoice's payment ended, as its page says it. */
+export type SettledOutcome = "paid" | "declined" | "canceled" | "refunded";
+
+/** The invoice's payment went as far as it goes (paid, declined, canceled, refunded): no form. */
+export function settledPage(view: CheckoutView, outcome: SettledOutcome): HtmlReply {
+  const askAgain = `<p class="note">Ask ${escapeHtml(view.merchantName)} for a new payment link.</p>`;
+  const said: Record<SettledOutcome, string> = {
+    paid: '<h2>This invoice is paid</h2><p class="note">Nothing more to do: you can close this page.</p>',
+    declined: `<h2>This payment was declined</h2>${askAgain}`,
+    canceled: `<h2>This payment was canceled</h2><p class="note">Nothing was charged.</p>${askAgain}`,
+    refunded: '<h2>This invoice was paid, then refunded</h2><p class="note">Nothing more to do.</p>',
+  };
   const content = [
     summary(view),
-    outcome === "paid"
-      ? '<h2>This invoice is paid</h2><p class="note">Nothing more to do: you can close this page.</p>'
-      : `<h2>This payment was declined</h2><p class="note">Ask ${escapeHtml(view.merchantName)} for a new payment link.</p>`,
+    said[outcome],
     view.returnUrl ? `<p><a href="${escapeHtml(view.returnUrl)}">Back to the merchant</a></p>` : "",
   ].join("\n");
   return html(200, page(view.name, view.sandbox, content), {

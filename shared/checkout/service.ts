@@ -3,9 +3,16 @@ import type { HtmlReply } from "../http/reply.ts";
 import { isEnvironmentProjectId, isId } from "../ids.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { findTransactionRecord } from "../payments/store.ts";
+import type { TransactionStatus } from "../payments/transaction.ts";
 import { findEnvironment } from "../projects/environment.ts";
 import { checkoutKeyMatches } from "./link.ts";
-import { type CheckoutView, checkoutNotFoundPage, checkoutPage, settledPage } from "./page.ts";
+import {
+  type CheckoutView,
+  checkoutNotFoundPage,
+  checkoutPage,
+  type SettledOutcome,
+  settledPage,
+} from "./page.ts";
 
 /**
  * `GET /checkout/{project_id}/{invoice_id}?key=…`: the invoice's hosted checkout page, reached
@@ -42,7 +49,17 @@ export async function showCheckout(projectId: string, invoiceId: string, key: un
     ? (await findTransactionRecord(projectId, invoice.transaction_id))?.record
     : undefined;
   // A payment that is waiting (a 3-D Secure answer, a provider) goes on from the form.
-  if (transaction?.status === "failed") return settledPage(view, "declined");
-  if (transaction && transaction.status !== "waiting") return settledPage(view, "paid");
-  return checkoutPage(view);
+  if (!transaction || transaction.status === "waiting") return checkoutPage(view);
+  return settledPage(view, SETTLED[transaction.status]);
 }
+
+/** What the page of an invoice says of its transaction, past `waiting`. */
+const SETTLED: Record<Exclude<TransactionStatus, "waiting">, SettledOutcome> = {
+  // Authorized (or pending with the provider): the shopper's part is done.
+  pending: "paid",
+  authorized: "paid",
+  completed: "paid",
+  failed: "declined",
+  voided: "canceled",
+  refunded: "refunded",
+};

@@ -68,6 +68,23 @@ describe("the hosted checkout page", () => {
     expect(text).toContain("This invoice is paid");
     expect(text).not.toContain('<form id="pay"');
   });
+
+  it("says a voided payment was canceled, not paid", async () => {
+    const { id, url } = await invoice();
+    const card = await local.sandbox.post("/cards", {
+      number: "4242424242424242",
+      exp_month: "12",
+      exp_year: "2099",
+    });
+    await local.sandbox.post(`/invoices/${id}/authorize`, { source: card.body.card.id });
+    expect((await local.sandbox.post(`/invoices/${id}/void`, {})).status).toBe(200);
+
+    const { text } = await open(url);
+
+    expect(text).toContain("This payment was canceled");
+    expect(text).not.toContain("is paid");
+    expect(text).not.toContain('<form id="pay"');
+  });
 });
 
 describe("the browser scripts", () => {
