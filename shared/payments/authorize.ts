@@ -30,6 +30,7 @@ import {
   paymentReply,
   recordedDecline,
   resolveAbandoned,
+  type Settlement,
   settleOutcome,
   takeOver,
   transactionOf,
@@ -65,7 +66,12 @@ import {
 /** How an authorization is answered: by itself, or as the first step of a capture. */
 export type AuthorizeMode = "authorize" | "capture";
 
-export type AuthorizeResult = { current: VersionedTransaction } | { answer: Reply };
+/**
+ * An authorization's end: the transaction (`reservedNext` when the write that settled it also
+ * reserved the operation `AuthorizeOptions.then` asked for, for this request to perform), or the
+ * answer.
+ */
+export type AuthorizeResult = { current: VersionedTransaction; reservedNext?: boolean } | { answer: Reply };
 
 export interface AuthorizeOptions {
   /** A card or customer token id; or, with `answer`, the `gway_req_` source that carried it. */
@@ -79,6 +85,8 @@ export interface AuthorizeOptions {
   channel: ThreeDSChannel;
   /** The scheme the payer chose among the card's (`preferred_scheme`); null: the card's own choice. */
   preferredScheme: string | null;
+  /** The operation to reserve in the very write that settles the authorization (`Settlement.then`). */
+  then?: Settlement["then"];
   /** Only with authorize; fixed by the request that creates the transaction. */
   autoCaptureAt?: string | null;
   autoCaptureAmount?: string | null;
@@ -207,7 +215,7 @@ export async function authorizeStep(
         known = { ...known, transaction_id: created.takenBy };
         continue;
       }
-      return runAuthorization(request, known, created.held, source, scheme, options.initiator, mode);
+      return runAuthorization(request, known, created.held, source, scheme, options, mode);
     }
     const { record } = current;
     if (record.card_id !== source.cardId || record.token_id !== source.tokenId) {
@@ -219,7 +227,7 @@ export async function authorizeStep(
     const next = await nextAttempt(request, known, current, options);
     if (next === "again") continue;
     if ("answer" in next || !("held" in next)) return next;
-    return runAuthorization(request, known, next.held, source, scheme, options.initiator, mode);
+    return runAuthorization(request, known, next.held, source, scheme, options, mode);
   }
   throw concurrentChange(known.transaction_id ?? known.id);
 }
@@ -298,7 +306,7 @@ async function answerRound(
       next.held,
       source,
       routingScheme(source.card, options.preferredScheme),
-      options.initiator,
+      options,
       mode,
     );
   }
@@ -359,10 +367,11 @@ async function runAuthorization(
   held: VersionedTransaction,
   source: Source,
   scheme: string | null,
-  initiator: Initiator,
+  options: Pick<AuthorizeOptions, "initiator" | "then">,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
   const { caller } = request;
+  const { initiator } = options;
   const { record } = held;
   const pending = record.pending as PendingOperation;
   // Scheduled before any money moves, so that no crash can leave an authorization without its
@@ -388,13 +397,17 @@ async function runAuthorization(
   // A capture with a source answers itself once the authorization is done, unless the customer
   // must act first.
   const answers = mode === "authorize" || action;
-  const settled = await settleOutcome({ request, invoice, answers }, held, result);
+  const settled = await settleOutcome(
+    { request, invoice, answers, ...(options.then ? { then: options.then } : {}) },
+    held,
+    result,
+  );
   if (settled.refusal) {
     await cancelAutoCapture(settled.current.record);
     throw settled.refusal;
   }
   if (answers) return { answer: paymentReply(settled.current.record) };
-  return { current: settled.current };
+  return { current: settled.current, reservedNext: settled.current.record.pending !== null };
 }
 
 /** The 3DS exchange offered with a reserved authorization, and the answer to its previous round. */

@@ -15,7 +15,7 @@ import {
   recordedDecline,
   wrongState,
 } from "./core.ts";
-import { type FollowUpPlan, followUp } from "./follow-up.ts";
+import { callAndSettle, type FollowUpPlan, followUp, reservedOnAuthorization } from "./follow-up.ts";
 import { captureInput } from "./schema.ts";
 import type { VersionedTransaction } from "./store.ts";
 import { CAPTURE_WINDOW_MS, paymentMethodOf } from "./transaction.ts";
@@ -61,8 +61,16 @@ export async function captureInvoice(
   if (native && fields.source) {
     current = await nativePaymentToCapture(request, read.payment, fields.source);
   } else if (options) {
-    const result = await authorizeStep(request, read, options, "capture");
+    // The capture is reserved in the write that settles the authorization, then performed.
+    const plan = capturePlan(fields.amount ?? undefined);
+    const then = reservedOnAuthorization(request, plan);
+    const result = await authorizeStep(request, read, { ...options, then }, "capture");
     if ("answer" in result) return result.answer;
+    if (result.reservedNext) {
+      const record = await callAndSettle(request, invoice, result.current);
+      await cancelAutoCapture(record);
+      return paymentReply(record);
+    }
     current = result.current;
   } else {
     current = read.payment.current;

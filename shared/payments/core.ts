@@ -332,6 +332,12 @@ export interface Settlement {
   invoice: Invoice;
   /** Whether the settled operation is the request's own, so its answer is stored with it. */
   answers: boolean;
+  /**
+   * The operation to reserve, for this request, in the very write that settles an authorization
+   * as authorized (a capture with a source: one write instead of two, and nothing can come between).
+   * Undefined from it: the operation is not allowed now, and the request's next step refuses it.
+   */
+  then?: (authorized: TransactionRecord, now: Date) => TransactionRecord | undefined;
 }
 
 const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization" | "native-payment">, EventName[]> = {
@@ -409,7 +415,8 @@ export async function settleOutcome(
       await write(next, ["transaction.failed"], { optional: cardWrite, refused: true });
       return { current: after(next), refusal: declineError(outcome) };
     }
-    const next = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
+    const authorized = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
+    const next = settlement.then?.(authorized, now) ?? authorized;
     await write(next, ["transaction.authorized"], { optional: cardWrite });
     return { current: after(next) };
   }

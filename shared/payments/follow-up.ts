@@ -11,6 +11,7 @@ import {
   type PaymentRequest,
   reread,
   resolveAbandoned,
+  type Settlement,
   settleOutcome,
   takeOver,
 } from "./core.ts";
@@ -99,8 +100,27 @@ export async function followUp(
   throw concurrentChange(start.record.id);
 }
 
+/**
+ * `plan` reserved in the write that settles an authorization (`Settlement.then`), when it is allowed
+ * on the authorized transaction; the request then performs it with `callAndSettle`.
+ */
+export function reservedOnAuthorization(request: PaymentRequest, plan: FollowUpPlan): Settlement["then"] {
+  return (authorized, now) => {
+    const amount = plan.amount(authorized);
+    try {
+      plan.allowed(authorized, amount, now);
+    } catch {
+      // Not now: the request's `followUp` meets the same refusal and answers it.
+      return undefined;
+    }
+    return reserved(authorized, plan.type, amount, request.requestKey, {
+      refund: plan.refund?.(authorized, amount, now),
+    });
+  };
+}
+
 /** Calls the connector for a held follow-up operation and settles its outcome as the request's answer. */
-async function callAndSettle(
+export async function callAndSettle(
   request: PaymentRequest,
   invoice: Invoice,
   held: VersionedTransaction,

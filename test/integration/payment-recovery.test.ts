@@ -229,3 +229,49 @@ describe("the recovery job", () => {
     ]);
   });
 });
+
+describe("a capture with a source", () => {
+  it("reserves the capture in the write that settles the authorization: nothing comes between", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    const real = sandboxConnector.capture.bind(sandboxConnector);
+    // While the capture is at the provider, the transaction is already authorized and held for it.
+    let seenDuringCapture: { status: string } | undefined;
+    let voidDuringCapture: string | undefined;
+    vi.spyOn(sandboxConnector, "capture").mockImplementationOnce(async (request) => {
+      seenDuringCapture = await transactionOf(invoice);
+      voidDuringCapture = (await client.post(`/invoices/${invoice}/void`, {})).body.error_type;
+      return real(request);
+    });
+    const paid = await client.post(`/invoices/${invoice}/capture`, { source });
+    expect(paid.status).toBe(200);
+    expect(paid.body.transaction.status).toBe("completed");
+    expect(seenDuringCapture?.status).toBe("authorized");
+    expect(voidDuringCapture).toBe("request.transaction.operation-in-progress");
+    expect((await eventNamesOfTransaction(scope(), paid.body.transaction.id)).sort()).toEqual([
+      "invoice.completed",
+      "transaction.authorized",
+      "transaction.captured",
+    ]);
+  });
+
+  it("leaves the capture reserved when its outcome is unknown, and the recovery job settles it", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    const real = sandboxConnector.capture.bind(sandboxConnector);
+    vi.spyOn(sandboxConnector, "capture").mockImplementationOnce(async (request) => {
+      await real(request);
+      throw new OutcomeUnknown("timed out waiting for the gateway");
+    });
+    const timedOut = await client.post(`/invoices/${invoice}/capture`, { source });
+    expect(timedOut.status).toBe(504);
+    expect((await transactionOf(invoice)).status).toBe("authorized");
+
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    const settled = await transactionOf(invoice);
+    expect(settled.status).toBe("completed");
+    expect(settled.captured_amount).toBe("10.00");
+    // The merchant's retry captures nothing twice: the transaction is captured already.
+    await client.post(`/invoices/${invoice}/capture`, { source });
+    expect((await transactionOf(invoice)).captured_amount).toBe("10.00");
+  });
+});

@@ -59,6 +59,13 @@ describe("DynamoDB round trips on a request's path", () => {
     const first = (await client.post("/invoices", invoice)).body.invoice as { id: string };
     await tripsOf(() => client.post(`/invoices/${first.id}/capture`, { source: card.id }));
 
+    // A capture with a source: one read; the reserved transaction; the write that settles the
+    // authorization and reserves the capture; the capture's settlement. The provider is called twice.
+    const paid = (await client.post("/invoices", invoice)).body.invoice as { id: string };
+    const both = await tripsOf(() => client.post(`/invoices/${paid.id}/capture`, { source: card.id }));
+    expect(both.trips).toMatchObject({ sequential: 4, providerCalls: 2 });
+    expect((both.body.transaction as { status: string }).status).toBe("completed");
+
     const { id } = (await client.post("/invoices", invoice)).body.invoice as { id: string };
     // One read of invoice, transaction and card; the reserved transaction; the settlement.
     const authorized = await tripsOf(() => client.post(`/invoices/${id}/authorize`, { source: card.id }));
