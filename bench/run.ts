@@ -65,6 +65,16 @@ interface Row {
   framework?: number;
 }
 const rows: Row[] = [];
+let renewalRow:
+  | {
+      renewals: number;
+      charged: number;
+      msPerRenewal: number;
+      callsPerRenewal: number;
+      sequentialPerRenewal: number;
+      providerPerRenewal: number;
+    }
+  | undefined;
 
 /**
  * Measures an operation and counts the DynamoDB round trips it makes per request: on the request's
@@ -278,6 +288,62 @@ try {
     call("POST", `/invoices/${apmCapture()}/capture`, { source: apmSource }),
   );
 
+  // Subscriptions: each request subscribes a customer of its own, with a card (which becomes a
+  // customer token), to a monthly plan with a trial (nothing is charged at creation).
+  const plan = { name: "Bench", amount: "9.99", currency: "EUR", interval: "1m", trial_period: "1d" };
+  await call("POST", "/plans", { ...plan, id: "bench-monthly" });
+  const subscriber = async (as: Record<string, string> = {}) => {
+    const customer = (await call("POST", "/customers", { first_name: "Ada" }, as)).customer as { id: string };
+    const subscriberCard = (
+      await call("POST", "/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 }, as)
+    ).card as { id: string };
+    return { customer_id: customer.id, source: subscriberCard.id };
+  };
+  const subscribers: Array<{ customer_id: string; source: string }> = [];
+  for (let i = 0; i < WARMUP + REQUESTS; i++) subscribers.push(await subscriber());
+  const nextSubscriber = takeFrom(subscribers.map((_, i) => String(i)));
+  await bench("POST /subscriptions (card → token, trial)", () =>
+    call("POST", "/subscriptions", { ...subscribers[Number(nextSubscriber())], plan_id: "bench-monthly" }),
+  );
+
+  // One renewal job end to end (its invoice, the merchant-initiated capture, the next schedule), in
+  // an environment of its own whose sandbox clock passes the trial's end: POST /sandbox/clock runs
+  // every job that became due before it answers.
+  const { createProject } = await import("../shared/projects/project.ts");
+  const renewing = (await createProject("Bench renewals")).sandbox;
+  const renewingAs = {
+    authorization: `Basic ${Buffer.from(`${renewing.project_id}:${renewing.private_key}`).toString("base64")}`,
+  };
+  const RENEWALS = Math.min(REQUESTS, 100);
+  await call("POST", "/plans", { ...plan, id: "bench-monthly" }, renewingAs);
+  for (let i = 0; i < RENEWALS; i++) {
+    await call(
+      "POST",
+      "/subscriptions",
+      { ...(await subscriber(renewingAs)), plan_id: "bench-monthly" },
+      renewingAs,
+    );
+  }
+  const clock = (await call("GET", "/sandbox/clock", undefined, renewingAs)).clock as { now: string };
+  Object.assign(onPath, { requests: 0, calls: 0, sequential: 0, provider: 0 });
+  const renewalStart = performance.now();
+  await call(
+    "POST",
+    "/sandbox/clock",
+    { advance_to: new Date(Date.parse(clock.now) + 2 * 24 * 3600 * 1000).toISOString() },
+    renewingAs,
+  );
+  const renewalMs = performance.now() - renewalStart;
+  const charged = (await call("GET", "/invoices?limit=1", undefined, renewingAs)).total_count as number;
+  renewalRow = {
+    renewals: RENEWALS,
+    charged,
+    msPerRenewal: renewalMs / RENEWALS,
+    callsPerRenewal: onPath.calls / RENEWALS,
+    sequentialPerRenewal: onPath.sequential / RENEWALS,
+    providerPerRenewal: onPath.provider / RENEWALS,
+  };
+
   console.log(
     `\nLocal stack, ${REQUESTS} requests per row after ${WARMUP} warm-up, ${CONCURRENCY} in flight, Node ${process.version}\n`,
   );
@@ -314,6 +380,28 @@ try {
       ]),
     ),
   );
+
+  if (renewalRow) {
+    const renewal = renewalRow;
+    console.log(
+      `\nSubscription renewals end to end: ${renewal.renewals} subscriptions past their trial in one POST /sandbox/clock ` +
+        `(${renewal.charged} invoices charged)\n`,
+    );
+    console.log(
+      table(
+        ["measure", "ms per renewal", "calls", "sequential", "provider"],
+        [
+          [
+            "renewal job (invoice, merchant-initiated capture, next iteration)",
+            renewal.msPerRenewal.toFixed(1),
+            renewal.callsPerRenewal.toFixed(2),
+            renewal.sequentialPerRenewal.toFixed(2),
+            renewal.providerPerRenewal.toFixed(2),
+          ],
+        ],
+      ),
+    );
+  }
 
   // Last: it gives the sandbox project a webhook URL, which the rows above must not pay for.
   const webhooks = await benchWebhooks({
