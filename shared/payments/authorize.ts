@@ -68,7 +68,7 @@ export type AuthorizeMode = "authorize" | "capture";
 
 /**
  * An authorization's end: the transaction (`reservedNext` when the write that settled it also
- * reserved the operation `AuthorizeOptions.then` asked for, for this request to perform), or the
+ * reserved the operation `AuthorizeOptions.reserveNext` asked for, for this request to perform), or the
  * answer.
  */
 export type AuthorizeResult = { current: VersionedTransaction; reservedNext?: boolean } | { answer: Reply };
@@ -85,8 +85,8 @@ export interface AuthorizeOptions {
   channel: ThreeDSChannel;
   /** The scheme the payer chose among the card's (`preferred_scheme`); null: the card's own choice. */
   preferredScheme: string | null;
-  /** The operation to reserve in the very write that settles the authorization (`Settlement.then`). */
-  then?: Settlement["then"];
+  /** The operation to reserve in the very write that settles the authorization (`Settlement.reserveNext`). */
+  reserveNext?: Settlement["reserveNext"];
   /** Only with authorize; fixed by the request that creates the transaction. */
   autoCaptureAt?: string | null;
   autoCaptureAmount?: string | null;
@@ -367,7 +367,7 @@ async function runAuthorization(
   held: VersionedTransaction,
   source: Source,
   scheme: string | null,
-  options: Pick<AuthorizeOptions, "initiator" | "then">,
+  options: Pick<AuthorizeOptions, "initiator" | "reserveNext">,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
   const { caller } = request;
@@ -398,7 +398,7 @@ async function runAuthorization(
   // must act first.
   const answers = mode === "authorize" || action;
   const settled = await settleOutcome(
-    { request, invoice, answers, ...(options.then ? { then: options.then } : {}) },
+    { request, invoice, answers, ...(options.reserveNext ? { reserveNext: options.reserveNext } : {}) },
     held,
     result,
   );

@@ -63,8 +63,8 @@ export async function captureInvoice(
   } else if (options) {
     // The capture is reserved in the write that settles the authorization, then performed.
     const plan = capturePlan(fields.amount ?? undefined);
-    const then = reservedOnAuthorization(request, plan);
-    const result = await authorizeStep(request, read, { ...options, then }, "capture");
+    const reserveNext = reservedOnAuthorization(request, plan);
+    const result = await authorizeStep(request, read, { ...options, reserveNext }, "capture");
     if ("answer" in result) return result.answer;
     if (result.reservedNext) {
       const record = await callAndSettle(request, invoice, result.current);

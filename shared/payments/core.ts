@@ -337,7 +337,7 @@ export interface Settlement {
    * as authorized (a capture with a source: one write instead of two, and nothing can come between).
    * Undefined from it: the operation is not allowed now, and the request's next step refuses it.
    */
-  then?: (authorized: TransactionRecord, now: Date) => TransactionRecord | undefined;
+  reserveNext?: (authorized: TransactionRecord, now: Date) => TransactionRecord | undefined;
 }
 
 const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization" | "native-payment">, EventName[]> = {
@@ -416,7 +416,7 @@ export async function settleOutcome(
       return { current: after(next), refusal: declineError(outcome) };
     }
     const authorized = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
-    const next = settlement.then?.(authorized, now) ?? authorized;
+    const next = settlement.reserveNext?.(authorized, now) ?? authorized;
     await write(next, ["transaction.authorized"], { optional: cardWrite });
     return { current: after(next) };
   }

@@ -101,10 +101,13 @@ export async function followUp(
 }
 
 /**
- * `plan` reserved in the write that settles an authorization (`Settlement.then`), when it is allowed
+ * `plan` reserved in the write that settles an authorization (`Settlement.reserveNext`), when it is allowed
  * on the authorized transaction; the request then performs it with `callAndSettle`.
  */
-export function reservedOnAuthorization(request: PaymentRequest, plan: FollowUpPlan): Settlement["then"] {
+export function reservedOnAuthorization(
+  request: PaymentRequest,
+  plan: FollowUpPlan,
+): Settlement["reserveNext"] {
   return (authorized, now) => {
     const amount = plan.amount(authorized);
     try {
