@@ -55,23 +55,32 @@ export const bundlingEnvironment: Readonly<Record<string, string>> = {
 };
 
 /**
- * Bundles `entry` (absolute, or relative to the repository root, e.g. `handlerEntry(handler)`)
- * in memory with the deployment options and returns the size in bytes of the JavaScript output,
- * source map excluded.
+ * The build of `entry` (absolute, or relative to the repository root, e.g. `handlerEntry(handler)`)
+ * with the deployment options, into `outdir`, named as NodejsFunction names it (`index.mjs` and
+ * `index.mjs.map`: the source map comment at the end of the bundle holds the name).
  */
-export async function bundleSize(entry: string): Promise<number> {
-  const result = await build({
+export function handlerBuildOptions(entry: string, outdir: string): BuildOptions {
+  return {
     ...esbuildOptions,
     entryPoints: [resolve(projectRoot, entry)],
     absWorkingDir: projectRoot,
-    // Nothing is written (`write: false`); esbuild only needs a place to name the outputs. They are
-    // named as NodejsFunction names them, since the source map comment at the end holds the name.
-    outdir: resolve(projectRoot, ".cache", "bundle-size"),
+    outdir,
     entryNames: "index",
-    write: false,
     logLevel: "silent",
+  };
+}
+
+/**
+ * Bundles `entry` in memory with the deployment options and returns the size in bytes of the
+ * JavaScript output, source map excluded.
+ */
+export async function bundleSize(entry: string): Promise<number> {
+  // Nothing is written (`write: false`); esbuild only needs a place to name the outputs.
+  const result = await build({
+    ...handlerBuildOptions(entry, resolve(projectRoot, ".cache", "bundle-size")),
+    write: false,
   });
-  return result.outputFiles
+  return (result.outputFiles ?? [])
     .filter((file) => file.path.endsWith(".mjs"))
     .reduce((total, file) => total + file.contents.byteLength, 0);
 }
