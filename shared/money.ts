@@ -1,6 +1,6 @@
-import currencyCodes from "currency-codes";
 import Big from "big.js";
-import * as z from "zod";
+import currencyCodes from "currency-codes";
+import * as z from "./validation/zod.ts";
 
 /**
  * Money. An amount is a decimal string in the major unit of its currency ("10.50" dollars, not
@@ -136,15 +136,17 @@ export const amount = z
     error: (issue) =>
       issue.input === undefined ? "is required" : 'must be a decimal string in major units, such as "10.50"',
   })
-  .superRefine((value, ctx) => {
-    const problem = amountProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+  .check(
+    z.superRefine((value, ctx) => {
+      const problem = amountProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  );
 
 /** An optional amount field; `""` → null. */
 export const optionalAmount = z.preprocess(
   (value) => (value === "" ? null : value),
-  amount.nullable().optional(),
+  z.optional(z.nullable(amount)),
 );
 
 /**
@@ -152,8 +154,10 @@ export const optionalAmount = z.preprocess(
  * where it is asked for, with the field named; checking that a card can pay is a customer token's
  * verification (`verify=true`), not a zero-amount invoice.
  */
-export const paymentAmount = amount.refine(
-  // Zod runs this after the amount's own (non-aborting) issues too: only a valid amount is checked.
-  (value) => amountProblem(value) !== undefined || !isZeroAmount(value),
-  "must be above zero",
+export const paymentAmount = amount.check(
+  z.refine(
+    // Zod runs this after the amount's own (non-aborting) issues too: only a valid amount is checked.
+    (value) => amountProblem(value) !== undefined || !isZeroAmount(value),
+    "must be above zero",
+  ),
 );

@@ -1,6 +1,6 @@
 import { UTCDate } from "@date-fns/utc";
 import { add, sub } from "date-fns";
-import * as z from "zod";
+import * as z from "../validation/zod.ts";
 
 /**
  * Billing intervals and trial periods, written `1d2w3m4y`: one or more counts each followed by a
@@ -65,7 +65,9 @@ export function daysBefore(at: Date, days: number): Date {
 }
 
 /** An interval field: required for `interval`, optional for `trial_period`. */
-export const intervalText = z.string("must be an interval such as 1m").superRefine((value, ctx) => {
-  const problem = intervalProblem(value);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
+export const intervalText = z.string("must be an interval such as 1m").check(
+  z.superRefine((value, ctx) => {
+    const problem = intervalProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
+);
