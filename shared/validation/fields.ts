@@ -1,5 +1,6 @@
-// The package entry registers every locale (~700 KB); validating codes needs none of them.
-import countries from "i18n-iso-countries/index.js";
+// The package's table of codes alone: validating a code needs neither its locales (the package
+// entry registers every one, ~700 KB) nor the name search of `index.js` (19 KiB with diacritics).
+import countryCodes from "i18n-iso-countries/codes.json" with { type: "json" };
 import ipaddr from "ipaddr.js";
 import { currencyDigits } from "../money.ts";
 import * as z from "./zod.ts";
@@ -110,6 +111,9 @@ export const currency = z
     }),
   );
 
+/** ISO 3166-1 alpha-2 codes (the first of each row: alpha-2, alpha-3, numeric, ISO 3166-2). */
+const ALPHA_2 = new Set(countryCodes.map(([alpha2]) => alpha2));
+
 export const countryCode = z.preprocess(
   blankIsNull,
   z.optional(
@@ -120,7 +124,7 @@ export const countryCode = z.preprocess(
           z.transform((value) => value.toUpperCase()),
         )
         .check(
-          z.refine((value) => /^[A-Z]{2}$/.test(value) && countries.isValid(value), {
+          z.refine((value) => ALPHA_2.has(value), {
             message: "must be a valid ISO 3166-1 alpha-2 country code",
           }),
         ),
