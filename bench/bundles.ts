@@ -53,8 +53,10 @@ export interface BundleBenchOptions {
 
 /** What one fresh process measured, in milliseconds. */
 interface Probe {
-  /** `await import(bundle)`. */
+  /** `await import(bundle)`: wall time, */
   load: number;
+  /** and the process's CPU time meanwhile, which other load on the machine disturbs less. */
+  loadCpu: number;
   /** The first `error.stack` of the process (a source map is read then, if at all). */
   firstStack?: number;
   /** One more `error.stack`, averaged over `WARM_STACKS`. */
@@ -148,9 +150,11 @@ const run = promisify(execFile);
  */
 async function probe(file: string, flags: string[]): Promise<Probe> {
   const script = `
+const cpu = process.cpuUsage();
 const started = performance.now();
 const bundle = await import(${JSON.stringify(pathToFileURL(file).href)});
-const figures = { load: performance.now() - started };
+const used = process.cpuUsage(cpu);
+const figures = { load: performance.now() - started, loadCpu: (used.user + used.system) / 1000 };
 const stack = () => {
   const begun = performance.now();
   try { bundle.probeError(${PROBE_DEPTH}); } catch (error) { if (!error.stack) throw error; }
@@ -197,16 +201,18 @@ function sizeTable(sizes: { handler: string; bytes: number }[]): BenchTable {
 /** Each bundle's load against the baseline's of the same round, so a drift of the machine cancels out. */
 function loadTable(targets: Target[], runs: number): BenchTable {
   const [bare] = targets;
-  const ratio = (target: Target) =>
-    median(target.plain.map((probe, round) => probe.load / (bare?.plain[round]?.load ?? NaN)));
+  const ratio = (target: Target, figure: "load" | "loadCpu") =>
+    median(target.plain.map((probe, round) => probe[figure] / (bare?.plain[round]?.[figure] ?? NaN)));
   return {
     title: `Module load: \`await import(bundle)\` in a fresh node ${process.version}, median of ${runs}, against the ${BARE} of the same round (limit ${LOAD_RATIO_LIMIT}x)`,
-    header: ["bundle", "KiB", "load ms", "vs bare"],
+    header: ["bundle", "KiB", "load ms", "vs bare", "CPU ms", "CPU vs bare"],
     rows: targets.map((target) => [
       target.name,
       kib(target.bytes),
       ms(medianOf(target.plain, "load")),
-      `${ratio(target).toFixed(2)}x`,
+      `${ratio(target, "load").toFixed(2)}x`,
+      ms(medianOf(target.plain, "loadCpu")),
+      `${ratio(target, "loadCpu").toFixed(2)}x`,
     ]),
   };
 }
