@@ -55,10 +55,11 @@ export const nodejsBundling: BundlingOptions = {
  * Kept for every function, on these figures (`tsx bench/bundles.ts`, Node 22, the largest bundle,
  * subscriptions/create, and its 355 KiB map): at load Node reads and parses the map, about 2.5 ms,
  * lost in the noise of a 200 ms module load (with and without the flag alike, within ±5 %); the first
- * `error.stack` a container formats decodes the map, 45 ms instead of under 1 ms, and every later one
- * takes 0.1 to 0.2 ms instead of 0.02. Stacks are only formatted for what is logged as unexpected (a
- * 500, a failed background record, a failed gateway call), where a stack that names our own files and
- * lines is worth 45 ms once per container; a request without an unexpected error formats none.
+ * `error.stack` a container formats decodes the map, about 40 ms instead of under 1 ms, and every
+ * later one takes 0.1 to 0.25 ms instead of 0.02. Stacks are only formatted for what is logged as
+ * unexpected (a 500, a failed background record, a failed gateway call), where a stack that names our
+ * own files and lines is worth 40 ms once per container; a request without an unexpected error
+ * formats none.
  */
 export const bundlingEnvironment: Readonly<Record<string, string>> = {
   NODE_OPTIONS: "--enable-source-maps",
