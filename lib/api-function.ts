@@ -11,6 +11,7 @@ import {
 } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { OPENAPI_DOCUMENT_FILE } from "../shared/docs/openapi.ts";
 import { BROWSER_ASSETS_DIR_VARIABLE } from "../shared/http/assets.ts";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
 import { nagRendering } from "./nag.ts";
@@ -36,6 +37,8 @@ export interface ApiFunctionProps extends Omit<NodejsFunctionProps, FixedProps> 
   handler: string;
   /** The scripts built for browsers go into the bundle, in `browser/` (`lib/browser-assets.ts`). */
   browserAssets?: boolean;
+  /** The OpenAPI document goes into the bundle, in `openapi.json` (`lib/contract/build.ts`). */
+  apiDocument?: boolean;
   /** What happens to the function's log group when it leaves the stack (follows the stage). */
   logRemovalPolicy: RemovalPolicy;
   /** Package files copied next to the bundle (`swagger-ui-dist/swagger-ui.css`), read at run time. */
@@ -55,7 +58,7 @@ export class ApiFunction extends NodejsFunction {
   readonly entry: string;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
-    const { handler, logRemovalPolicy, environment, files, browserAssets, ...options } = props;
+    const { handler, logRemovalPolicy, environment, files, browserAssets, apiDocument, ...options } = props;
     const entry = resolve(projectRoot, handlerEntry(handler));
 
     const logGroup = new LogGroup(scope, `${id}Logs`, {
@@ -79,7 +82,14 @@ export class ApiFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       role,
       logGroup,
-      bundling: files || browserAssets ? withBuildSteps(files ?? [], browserAssets === true) : nodejsBundling,
+      bundling:
+        files || browserAssets || apiDocument
+          ? withBuildSteps({
+              files: files ?? [],
+              browserAssets: browserAssets === true,
+              apiDocument: apiDocument === true,
+            })
+          : nodejsBundling,
       depsLockFilePath: join(projectRoot, "package-lock.json"),
       projectRoot,
       environment: mergeEnvironment(
@@ -111,12 +121,19 @@ const BUNDLED_ASSETS_DIR = "/var/task/browser";
 /**
  * The shared bundling, followed by what some functions need beside their code: `files` (paths under
  * `node_modules`) copied into the bundle's folder, where the function finds them under
- * `LAMBDA_TASK_ROOT`; and the browser scripts built into the bundle's `browser/` folder, with the
- * very build the local stack runs (`lib/browser-assets.ts`).
+ * `LAMBDA_TASK_ROOT`; the browser scripts built into the bundle's `browser/` folder, with the
+ * very build the local stack runs (`lib/browser-assets.ts`); and the OpenAPI document, generated
+ * into the bundle's folder (`lib/contract/build.ts`, read by `shared/docs/openapi.ts`).
  */
-function withBuildSteps(files: readonly string[], browserAssets: boolean): BundlingOptions {
+function withBuildSteps(steps: {
+  files: readonly string[];
+  browserAssets: boolean;
+  apiDocument: boolean;
+}): BundlingOptions {
+  const { files, browserAssets, apiDocument } = steps;
   const tsx = join(projectRoot, "node_modules", ".bin", "tsx");
   const build = join(projectRoot, "lib", "browser-assets.ts");
+  const buildDocument = join(projectRoot, "lib", "contract", "build.ts");
   return {
     ...nodejsBundling,
     commandHooks: {
@@ -125,6 +142,7 @@ function withBuildSteps(files: readonly string[], browserAssets: boolean): Bundl
       afterBundling: (inputDir, outputDir) => [
         ...files.map((file) => `cp "${join(inputDir, "node_modules", file)}" "${outputDir}/"`),
         ...(browserAssets ? [`"${tsx}" "${build}" "${join(outputDir, "browser")}"`] : []),
+        ...(apiDocument ? [`"${tsx}" "${buildDocument}" "${join(outputDir, OPENAPI_DOCUMENT_FILE)}"`] : []),
       ],
     },
   };

@@ -131,6 +131,7 @@ export class RouteStack extends NestedStack {
         logRemovalPolicy: props.removalPolicy,
         ...(route.files ? { files: route.files } : {}),
         ...(route.browserAssets ? { browserAssets: true } : {}),
+        ...(route.apiDocument ? { apiDocument: true } : {}),
       });
       // Links the API hands out (3DS challenge pages, checkout pages) are built from API_URL. The API's endpoint
       // is an attribute of the API alone (not of its routes or stage), so the functions can name

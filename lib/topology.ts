@@ -41,6 +41,11 @@ export interface RouteDeclaration {
    */
   browserAssets?: true;
   /**
+   * The function serves the OpenAPI document: it is generated into its bundle when it is built
+   * (`lib/contract/build.ts`), so that the bundle carries neither the contract nor its generator.
+   */
+  apiDocument?: true;
+  /**
    * Set on a route that takes no credentials: why that is safe (it becomes the reason given where
    * the deployment acknowledges an API route without an authorizer).
    */
@@ -318,6 +323,7 @@ export const routes: readonly RouteDeclaration[] = [
     path: "/openapi.json",
     handler: "docs/openapi",
     table: "none",
+    apiDocument: true,
     unauthenticated: PUBLIC_DOCUMENTATION,
   },
   {

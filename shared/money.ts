@@ -1,6 +1,6 @@
+import Big from "big.js";
 import currencyCodes from "currency-codes";
-import { Decimal } from "decimal.js";
-import * as z from "zod";
+import * as z from "./validation/zod.ts";
 
 /**
  * Money. An amount is a decimal string in the major unit of its currency ("10.50" dollars, not
@@ -24,14 +24,14 @@ export const MAX_AMOUNT_DECIMALS = 4;
 
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
-/** Exact decimal arithmetic: 40 significant digits hold every sum and difference of amounts. */
-const Exact = Decimal.clone({
-  precision: 40,
-  rounding: Decimal.ROUND_HALF_EVEN,
-  toExpNeg: -40,
-  toExpPos: 40,
-});
-type Exact = InstanceType<typeof Exact>;
+/**
+ * Exact decimal arithmetic: big.js adds, subtracts and multiplies without rounding. Its one division
+ * (`fromMinorUnits`, by a power of ten) is exact too, far within its 20 decimal places. Strict: a
+ * number (a float) is refused, only text makes a value.
+ */
+const Exact = Big();
+Exact.strict = true;
+type Exact = Big;
 
 /**
  * The ISO 4217 minor unit (decimals) of a currency that money can be paid in. Precious metals,
@@ -93,7 +93,7 @@ function written(value: Exact): string {
 
 /** The exact sum of amounts ("0" for none). */
 export function addAmounts(...amounts: string[]): string {
-  return written(amounts.reduce<Exact>((sum, amount) => sum.plus(exact(amount)), new Exact(0)));
+  return written(amounts.reduce<Exact>((sum, amount) => sum.plus(exact(amount)), new Exact("0")));
 }
 
 /** `a - b`, exactly; negative when `b` is larger (callers decide whether that is allowed). */
@@ -103,11 +103,11 @@ export function subtractAmounts(a: string, b: string): string {
 
 /** -1, 0 or 1 as `a` is below, equal to or above `b`, by value ("10.5" equals "10.50"). */
 export function compareAmounts(a: string, b: string): -1 | 0 | 1 {
-  return exact(a).comparedTo(exact(b)) as -1 | 0 | 1;
+  return exact(a).cmp(exact(b)) as -1 | 0 | 1;
 }
 
 export function isZeroAmount(amount: string): boolean {
-  return exact(amount).isZero();
+  return exact(amount).eq("0");
 }
 
 /** An amount of `currency` in its minor unit ("10.50" USD → 1050n), for providers that want integers. */
@@ -115,14 +115,14 @@ export function toMinorUnits(amount: string, currency: string): bigint {
   const problem = amountProblemIn(amount, currency);
   if (problem) throw new RangeError(`"${amount}" is not a ${currency} amount: it ${problem}`);
   const digits = currencyDigits(currency) ?? 0;
-  return BigInt(exact(amount).times(new Exact(10).pow(digits)).toFixed(0));
+  return BigInt(exact(amount).times(new Exact("10").pow(digits)).toFixed(0));
 }
 
 /** The inverse of `toMinorUnits`, written with the currency's decimals (1050n USD → "10.50"). */
 export function fromMinorUnits(minor: bigint, currency: string): string {
   const digits = currencyDigits(currency);
   if (digits === undefined) throw new RangeError(`${currency} is not a valid currency`);
-  return new Exact(minor.toString()).dividedBy(new Exact(10).pow(digits)).toFixed(digits);
+  return new Exact(minor.toString()).div(new Exact("10").pow(digits)).toFixed(digits);
 }
 
 /**
@@ -136,15 +136,17 @@ export const amount = z
     error: (issue) =>
       issue.input === undefined ? "is required" : 'must be a decimal string in major units, such as "10.50"',
   })
-  .superRefine((value, ctx) => {
-    const problem = amountProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+  .check(
+    z.superRefine((value, ctx) => {
+      const problem = amountProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  );
 
 /** An optional amount field; `""` → null. */
 export const optionalAmount = z.preprocess(
   (value) => (value === "" ? null : value),
-  amount.nullable().optional(),
+  z.optional(z.nullable(amount)),
 );
 
 /**
@@ -152,8 +154,10 @@ export const optionalAmount = z.preprocess(
  * where it is asked for, with the field named; checking that a card can pay is a customer token's
  * verification (`verify=true`), not a zero-amount invoice.
  */
-export const paymentAmount = amount.refine(
-  // Zod runs this after the amount's own (non-aborting) issues too: only a valid amount is checked.
-  (value) => amountProblem(value) !== undefined || !isZeroAmount(value),
-  "must be above zero",
+export const paymentAmount = amount.check(
+  z.refine(
+    // Zod runs this after the amount's own (non-aborting) issues too: only a valid amount is checked.
+    (value) => amountProblem(value) !== undefined || !isZeroAmount(value),
+    "must be above zero",
+  ),
 );

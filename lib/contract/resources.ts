@@ -7,15 +7,15 @@
  * The main resources are strict (no field they do not list); an expandable link is an optional field
  * beside its `_id` (`expand`). Schemas carry their OpenAPI component name in `components`.
  */
-import * as z from "zod";
+import * as z from "../../shared/validation/zod.ts";
 
-const id = (description: string) => z.string().meta({ description });
-const timestamp = z.iso.datetime({ offset: false }).meta({ description: "ISO 8601 UTC timestamp" });
+const id = (description: string) => z.string().check(z.meta({ description }));
+const timestamp = z.iso.datetime({ offset: false }).check(z.meta({ description: "ISO 8601 UTC timestamp" }));
 const amount = z
   .string()
-  .meta({ description: "Decimal string in the currency's major unit", examples: ["10.50"] });
+  .check(z.meta({ description: "Decimal string in the currency's major unit", examples: ["10.50"] }));
 const dictionary = z.record(z.string(), z.string());
-const nullableText = z.string().nullable();
+const nullableText = z.nullable(z.string());
 
 export const projectSchema = z.strictObject({
   id: id("The environment's project id: `test-proj_…` (sandbox) or `proj_…` (live)"),
@@ -27,10 +27,14 @@ export const projectSchema = z.strictObject({
 export const cardSchema = z.strictObject({
   id: id("`card_…`"),
   project_id: z.string(),
-  scheme: z.string().meta({ description: "From the IIN ranges; `unknown` when no scheme holds the number" }),
+  scheme: z
+    .string()
+    .check(z.meta({ description: "From the IIN ranges; `unknown` when no scheme holds the number" })),
   co_scheme: nullableText,
   preferred_scheme: nullableText,
-  type: z.enum(["credit", "debit", "unknown"]).meta({ description: "`unknown` without a BIN table to tell" }),
+  type: z
+    .enum(["credit", "debit", "unknown"])
+    .check(z.meta({ description: "`unknown` without a BIN table to tell" })),
   bank_name: nullableText,
   brand: nullableText,
   category: nullableText,
@@ -38,7 +42,7 @@ export const cardSchema = z.strictObject({
   last_4_digits: z.string(),
   exp_month: z.int(),
   exp_year: z.int(),
-  expires_soon: z.boolean().meta({ description: "The card expires this month or in the next two" }),
+  expires_soon: z.boolean().check(z.meta({ description: "The card expires this month or in the next two" })),
   cvc_check: z.enum(["pending", "unavailable", "unknown", "failed", "passed"]),
   avs_check: z.enum(["pending", "unavailable", "unknown", "failed", "passed"]),
   name: nullableText,
@@ -66,7 +70,7 @@ export const planSchema = z.strictObject({
   name: z.string(),
   amount,
   currency: z.string(),
-  interval: z.string().meta({ description: "`1d2w3m4y`: days, weeks, months, years" }),
+  interval: z.string().check(z.meta({ description: "`1d2w3m4y`: days, weeks, months, years" })),
   trial_period: nullableText,
   metadata: dictionary,
   return_url: nullableText,
@@ -88,7 +92,7 @@ export const refundSchema = z.strictObject({
   id: id("`re_…`"),
   transaction_id: z.string(),
   amount,
-  reason: z.enum(["customer_request", "duplicate", "fraud"]).nullable(),
+  reason: z.nullable(z.enum(["customer_request", "duplicate", "fraud"])),
   information: nullableText,
   has_failed: z.boolean(),
   metadata: dictionary,
@@ -98,11 +102,14 @@ export const refundSchema = z.strictObject({
 
 const nativeApmParameter = z.looseObject({ key: z.string(), type: z.string(), required: z.boolean() });
 export const nativeApmSchema = z.looseObject({
-  state: z.string().nullable(),
-  parameters: z.array(nativeApmParameter).nullable(),
-  parameterDefinitions: z.array(nativeApmParameter).nullable(),
+  state: z.nullable(z.string()),
+  parameters: z.nullable(z.array(nativeApmParameter)),
+  parameterDefinitions: z.nullable(z.array(nativeApmParameter)),
   parameterValues: z.looseObject({ message: nullableText }),
 });
+
+/** A link's schema, typed loosely: TypeScript cannot infer mutually recursive getters' types. */
+type Link = z.core.$ZodType;
 
 /**
  * Schemas of the resources that link to one another (an invoice's customer, a customer's tokens…),
@@ -111,21 +118,20 @@ export const nativeApmSchema = z.looseObject({
 export const customerSchema = z.strictObject({
   id: id("`cust_…`"),
   project_id: z.string(),
-  get project() {
-    return projectSchema.optional();
+  get project(): Link {
+    return z.optional(projectSchema);
   },
   default_token_id: nullableText,
-  get tokens() {
-    return z.array(tokenSchema).nullable().meta({ description: "Null unless expanded" });
+  get tokens(): Link {
+    return z.nullable(z.array(tokenSchema)).check(z.meta({ description: "Null unless expanded" }));
   },
-  get subscriptions() {
-    return z.array(subscriptionSchema).nullable().meta({ description: "Null unless expanded" });
+  get subscriptions(): Link {
+    return z.nullable(z.array(subscriptionSchema)).check(z.meta({ description: "Null unless expanded" }));
   },
-  get transactions() {
+  get transactions(): Link {
     return z
-      .array(transactionSchema)
-      .nullable()
-      .meta({ description: "Null unless expanded: the customer's 100 most recent, oldest first" });
+      .nullable(z.array(transactionSchema))
+      .check(z.meta({ description: "Null unless expanded: the customer's 100 most recent, oldest first" }));
   },
   balance: amount,
   currency: nullableText,
@@ -151,11 +157,11 @@ export const customerSchema = z.strictObject({
 export const tokenSchema = z.strictObject({
   id: id("`tok_…`"),
   customer_id: z.string(),
-  get customer() {
-    return customerSchema.optional();
+  get customer(): Link {
+    return z.optional(customerSchema);
   },
   gateway_configuration_id: nullableText,
-  card: cardSchema.nullable(),
+  card: z.nullable(cardSchema),
   card_id: nullableText,
   type: z.enum(["card", "bank_account", "gateway_token"]),
   metadata: dictionary,
@@ -172,24 +178,24 @@ export const tokenSchema = z.strictObject({
 export const transactionSchema = z.strictObject({
   id: id("`tr_…`"),
   project_id: z.string(),
-  get project() {
-    return projectSchema.optional();
+  get project(): Link {
+    return z.optional(projectSchema);
   },
   invoice_id: z.string(),
-  get invoice() {
-    return invoiceSchema.nullable().optional();
+  get invoice(): Link {
+    return z.optional(z.nullable(invoiceSchema));
   },
   customer_id: nullableText,
-  get customer() {
-    return customerSchema.nullable().optional();
+  get customer(): Link {
+    return z.optional(z.nullable(customerSchema));
   },
   subscription_id: nullableText,
   token_id: nullableText,
-  get token() {
-    return tokenSchema.nullable().optional();
+  get token(): Link {
+    return z.optional(z.nullable(tokenSchema));
   },
   card_id: nullableText,
-  card: cardSchema.nullable().optional(),
+  card: z.optional(z.nullable(cardSchema)),
   gateway_configuration_id: z.string(),
   operations: z.array(operationSchema),
   refunds: z.array(refundSchema),
@@ -227,13 +233,13 @@ export const transactionSchema = z.strictObject({
   voided: z.boolean(),
   refunded: z.boolean(),
   chargedback: z.boolean(),
-  auto_capture_at: timestamp.nullable(),
+  auto_capture_at: z.nullable(timestamp),
   metadata: dictionary,
   sandbox: z.boolean(),
   created_at: timestamp,
   payment_method: z.string(),
-  native_apm: z.looseObject({ state: z.string() }).nullable(),
-  native_apm_response: nativeApmSchema.nullable(),
+  native_apm: z.nullable(z.looseObject({ state: z.string() })),
+  native_apm_response: z.nullable(nativeApmSchema),
 });
 
 const invoiceObject = z.looseObject({});
@@ -241,27 +247,27 @@ const invoiceObject = z.looseObject({});
 export const invoiceSchema = z.strictObject({
   id: id("`iv_…`"),
   project_id: z.string(),
-  get project() {
-    return projectSchema.optional();
+  get project(): Link {
+    return z.optional(projectSchema);
   },
-  url: z.string().meta({ description: "The hosted checkout page" }),
+  url: z.string().check(z.meta({ description: "The hosted checkout page" })),
   customer_id: nullableText,
-  get customer() {
-    return customerSchema.nullable().optional();
+  get customer(): Link {
+    return z.optional(z.nullable(customerSchema));
   },
   transaction_id: nullableText,
-  get transaction() {
-    return transactionSchema.nullable().optional();
+  get transaction(): Link {
+    return z.optional(z.nullable(transactionSchema));
   },
   token_id: nullableText,
-  get token() {
-    return tokenSchema.nullable().optional();
+  get token(): Link {
+    return z.optional(z.nullable(tokenSchema));
   },
   subscription_id: nullableText,
   name: z.string(),
   amount,
   currency: z.string(),
-  details: z.array(invoiceObject).nullable(),
+  details: z.nullable(z.array(invoiceObject)),
   risk: invoiceObject,
   device: invoiceObject,
   external_fraud_tools: dictionary,
@@ -274,7 +280,7 @@ export const invoiceSchema = z.strictObject({
   statement_descriptor_url: nullableText,
   gateway_data: dictionary,
   metadata: dictionary,
-  merchant_initiator_type: z.enum(["one-off", "recurring"]).nullable(),
+  merchant_initiator_type: z.nullable(z.enum(["one-off", "recurring"])),
   return_url: nullableText,
   cancel_url: nullableText,
   webhook_url: nullableText,
@@ -293,34 +299,34 @@ export const subscriptionSchema = z.strictObject({
   id: id("`sub_…`"),
   project_id: z.string(),
   plan_id: nullableText,
-  plan: planSchema.nullable().optional(),
+  plan: z.optional(z.nullable(planSchema)),
   customer_id: z.string(),
-  get customer() {
-    return customerSchema.nullable().optional();
+  get customer(): Link {
+    return z.optional(z.nullable(customerSchema));
   },
   token_id: z.string(),
-  get token() {
-    return tokenSchema.nullable().optional();
+  get token(): Link {
+    return z.optional(z.nullable(tokenSchema));
   },
   name: z.string(),
   amount,
   currency: z.string(),
   interval: z.string(),
-  trial_end_at: timestamp.nullable(),
+  trial_end_at: z.nullable(timestamp),
   activated: z.boolean(),
   active: z.boolean(),
-  cancel_at: timestamp.nullable(),
+  cancel_at: z.nullable(timestamp),
   canceled: z.boolean(),
   cancellation_reason: nullableText,
   pending_cancellation: z.boolean(),
-  activated_at: timestamp.nullable(),
-  iterate_at: timestamp.nullable(),
+  activated_at: z.nullable(timestamp),
+  iterate_at: z.nullable(timestamp),
   iterations: z.int(),
   past_due: z.boolean(),
-  next_retry_at: timestamp.nullable(),
+  next_retry_at: z.nullable(timestamp),
   failed_attempts: z.int(),
-  last_payment_error: z.strictObject({ code: nullableText, message: nullableText }).nullable(),
-  next_terms: z.looseObject({}).nullable(),
+  last_payment_error: z.nullable(z.strictObject({ code: nullableText, message: nullableText })),
+  next_terms: z.nullable(z.looseObject({})),
   metadata: dictionary,
   return_url: nullableText,
   cancel_url: nullableText,
@@ -331,8 +337,10 @@ export const subscriptionSchema = z.strictObject({
 export const eventSchema = z.strictObject({
   id: id("`ev_…`"),
   project_id: z.string(),
-  name: z.string().meta({ examples: ["invoice.completed"] }),
-  data: z.record(z.string(), z.unknown()).meta({ description: "What the event is about, as presented then" }),
+  name: z.string().check(z.meta({ examples: ["invoice.completed"] })),
+  data: z
+    .record(z.string(), z.unknown())
+    .check(z.meta({ description: "What the event is about, as presented then" })),
   sandbox: z.boolean(),
   fired_at: timestamp,
 });
@@ -340,14 +348,16 @@ export const eventSchema = z.strictObject({
 export const gatewayConfigurationSchema = z.strictObject({
   id: id("`gway_conf_…`"),
   project_id: z.string(),
-  gateway: z.looseObject({}).nullable().meta({ description: "Null unless `expand_merchant_accounts=true`" }),
+  gateway: z
+    .nullable(z.looseObject({}))
+    .check(z.meta({ description: "Null unless `expand_merchant_accounts=true`" })),
   gateway_id: z.string(),
   gateway_name: z.string(),
   name: nullableText,
   enabled: z.boolean(),
   default_currency: nullableText,
   payment_method: z.enum(["card", "native-apm"]),
-  native_apm_config: z.looseObject({ parameters: z.array(nativeApmParameter) }).nullable(),
+  native_apm_config: z.nullable(z.looseObject({ parameters: z.array(nativeApmParameter) })),
   settings: z.record(z.string(), z.unknown()),
   created_at: timestamp,
   sandbox: z.boolean(),
@@ -368,20 +378,24 @@ export const customerActionSchema = z
     }),
     z.strictObject({}),
   ])
-  .meta({
-    description:
-      "What the customer must do next (3DS). The private key always gets it, `{}` when nothing; the public key only when there is something to do",
-  });
+  .check(
+    z.meta({
+      description:
+        "What the customer must do next (3DS). The private key always gets it, `{}` when nothing; the public key only when there is something to do",
+    }),
+  );
 
 export const errorSchema = z
   .strictObject({
     success: z.literal(false),
-    error_type: z.string().meta({ examples: ["request.validation.invalid-amount"] }),
+    error_type: z.string().check(z.meta({ examples: ["request.validation.invalid-amount"] })),
     message: z.string(),
-    invalid_fields: z.array(z.strictObject({ name: z.string(), message: z.string() })).optional(),
-    request_id: z.string().optional().meta({ description: "Given with an internal error, to quote" }),
+    invalid_fields: z.optional(z.array(z.strictObject({ name: z.string(), message: z.string() }))),
+    request_id: z
+      .optional(z.string())
+      .check(z.meta({ description: "Given with an internal error, to quote" })),
   })
-  .meta({ description: "Every error: a non-2xx status and this body" });
+  .check(z.meta({ description: "Every error: a non-2xx status and this body" }));
 
 /** The component name of each schema the document refers to by name. */
 export const components = {

@@ -4,7 +4,7 @@
  * document is generated from this and the topology (`document.ts`); a unit test holds every route
  * of the topology to an entry here, and the contract test holds live answers to the schemas.
  */
-import * as z from "zod";
+
 import { cardChangeFields, cardFields } from "../../shared/cards/schema.ts";
 import { createCustomerInput, updateCustomerInput } from "../../shared/customers/schema.ts";
 import type { ResourceType } from "../../shared/expansion/fields.ts";
@@ -20,6 +20,7 @@ import {
   updateSubscriptionInput,
 } from "../../shared/subscriptions/schema.ts";
 import { createTokenInput, updateTokenInput } from "../../shared/tokens/schema.ts";
+import * as z from "../../shared/validation/zod.ts";
 import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
   cardInformationSchema,
@@ -40,16 +41,16 @@ import {
 
 /** What a route answers on success. */
 export type RouteAnswer =
-  | { kind: "json"; status: number; schema: z.ZodType }
+  | { kind: "json"; status: number; schema: z.core.$ZodType }
   | { kind: "document"; contentType: string; description: string };
 
 export interface RouteContract {
   summary: string;
   description?: string;
   /** The body it reads (JSON or form-encoded alike), as its domain parses it. */
-  body?: z.ZodType;
+  body?: z.core.$ZodType;
   /** Parameters of the query string, besides the listing ones and `expand`. */
-  query?: z.ZodObject;
+  query?: z.ZodMiniObject;
   /** A list route: `limit`, `order`, `start_after`, `end_before`. */
   listing?: true;
   /** The resource its answer presents and expands (`expand`). */
@@ -61,31 +62,33 @@ export interface RouteContract {
   example?: Record<string, unknown>;
 }
 
-const success = <T extends z.ZodRawShape>(shape: T, status = 200): RouteAnswer => ({
+const success = <T extends z.core.$ZodShape>(shape: T, status = 200): RouteAnswer => ({
   kind: "json",
   status,
   schema: z.strictObject({ success: z.literal(true), ...shape }),
 });
-const one = (name: string, schema: z.ZodType) => success({ [name]: schema });
-const page = (name: string, schema: z.ZodType) =>
+const one = (name: string, schema: z.core.$ZodType) => success({ [name]: schema });
+const page = (name: string, schema: z.core.$ZodType) =>
   success({
     [name]: z.array(schema),
-    count: z.int().meta({ description: "Items in this page" }),
+    count: z.int().check(z.meta({ description: "Items in this page" })),
     has_more: z.boolean(),
-    total_count: z.int().meta({ description: "Items in the whole list" }),
+    total_count: z.int().check(z.meta({ description: "Items in the whole list" })),
     limit: z.int(),
     order: z.enum(["asc", "desc"]),
   });
 const done = success({});
 /** The private key gets the transaction and always `customer_action`; the public key only an action to run. */
 const payment = success({
-  transaction: transactionSchema.optional().meta({ description: "Only to the private key" }),
-  customer_action: customerActionSchema.optional(),
+  transaction: z.optional(transactionSchema).check(z.meta({ description: "Only to the private key" })),
+  customer_action: z.optional(customerActionSchema),
 });
 
-const flag = z.enum(["true", "false"]).optional();
+const flag = z.optional(z.enum(["true", "false"]));
 
-const cardInput = cardFields.extend({ number: z.string().meta({ description: "The card number" }) });
+const cardInput = z.extend(cardFields, {
+  number: z.string().check(z.meta({ description: "The card number" })),
+});
 
 const invoiceExample = {
   name: "Order 42",
@@ -203,7 +206,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     credentials: "project-id",
     body: updateTokenInput,
     expand: "token",
-    answer: success({ token: tokenSchema, customer_action: customerActionSchema.optional() }),
+    answer: success({ token: tokenSchema, customer_action: z.optional(customerActionSchema) }),
   },
   "DELETE /customers/{customer_id}/tokens/{token_id}": { summary: "Delete a customer token", answer: done },
   "POST /invoices/{invoice_id}/authorize": {
@@ -249,7 +252,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "Get an invoice's transaction",
     description: "An invoice has one transaction; `null` before any payment.",
     expand: "transaction",
-    answer: success({ transaction: transactionSchema.nullable() }),
+    answer: success({ transaction: z.nullable(transactionSchema) }),
   },
   "POST /invoices/{invoice_id}/native-payment": {
     credentials: "project-id",
@@ -268,8 +271,8 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "Get where a native APM payment stands",
     expand: "transaction",
     answer: success({
-      native_apm: z.looseObject({ state: z.string().nullable() }),
-      transaction: transactionSchema.nullable(),
+      native_apm: z.looseObject({ state: z.nullable(z.string()) }),
+      transaction: z.nullable(transactionSchema),
     }),
   },
   "GET /transactions": {
@@ -371,8 +374,8 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "DELETE /subscriptions/{subscription_id}": {
     summary: "Cancel a subscription",
     description: "Now, at the end of the period paid for (`cancel_at_end=true`), or at `cancel_at`.",
-    query: cancelSubscriptionInput.extend({
-      cancel_at_end: z.enum(["true", "false", "True", "False"]).optional(),
+    query: z.extend(cancelSubscriptionInput, {
+      cancel_at_end: z.optional(z.enum(["true", "false", "True", "False"])),
     }),
     expand: "subscription",
     answer: one("subscription", subscriptionSchema),
@@ -407,7 +410,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "List gateway configurations",
     listing: true,
     query: z.object({
-      filter: z.enum(["native-alternative-payment-methods", "card-payments"]).optional(),
+      filter: z.optional(z.enum(["native-alternative-payment-methods", "card-payments"])),
       with_disabled: flag,
       expand_merchant_accounts: flag,
     }),
@@ -446,7 +449,9 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "An invoice's hosted checkout page",
     description:
       "The invoice's `url`: the page that shows what is paid and takes a card. Its `key` (in the `url` only) opens it; no credentials.",
-    query: z.object({ key: z.string().meta({ description: "The link's key, from the invoice's `url`" }) }),
+    query: z.object({
+      key: z.string().check(z.meta({ description: "The link's key, from the invoice's `url`" })),
+    }),
     answer: { kind: "document", contentType: "text/html", description: "The checkout page" },
   },
   "GET /assets/{asset}": {

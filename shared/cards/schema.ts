@@ -1,8 +1,8 @@
-import * as z from "zod";
 import { ApiError, invalidField, validationFailed } from "../http/errors.ts";
 import type { Input } from "../http/input.ts";
 import { choice, integerField, metadata, text } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
+import * as z from "../validation/zod.ts";
 import {
   CARD_SCHEMES,
   type CardScheme,
@@ -33,17 +33,18 @@ export interface CardInput {
 
 const securityCode = z.preprocess(
   (value) => (value === "" ? undefined : value),
-  z
-    .string("must be a string of digits")
-    .regex(/^\d{3,4}$/, "must be 3 or 4 digits")
-    .optional(),
+  z.optional(z.string("must be a string of digits").check(z.regex(/^\d{3,4}$/, "must be 3 or 4 digits"))),
 );
 
 export const cardFields = z.object({
-  exp_month: integerField.refine((month) => month >= 1 && month <= 12, "must be a month from 1 to 12"),
-  exp_year: integerField.refine((year) => (year >= 0 && year <= 99) || (year >= 2000 && year <= 2099), {
-    message: "must be a year: two digits (20xx) or four (2000 to 2099)",
-  }),
+  exp_month: integerField.check(
+    z.refine((month) => month >= 1 && month <= 12, "must be a month from 1 to 12"),
+  ),
+  exp_year: integerField.check(
+    z.refine((year) => (year >= 0 && year <= 99) || (year >= 2000 && year <= 2099), {
+      message: "must be a year: two digits (20xx) or four (2000 to 2099)",
+    }),
+  ),
   cvc2: securityCode,
   cvc: securityCode,
   name: text(255),

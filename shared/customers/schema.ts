@@ -1,4 +1,3 @@
-import * as z from "zod";
 import {
   booleanField,
   calendarDate,
@@ -9,6 +8,7 @@ import {
   phoneNumber,
   text,
 } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 
 /** The fields a merchant can set on a customer. All optional: a customer may be created empty. */
 const customerFields = {
@@ -26,7 +26,7 @@ const customerFields = {
   is_business: booleanField,
   date_of_birth: calendarDate,
   /** Set at most once: by the merchant, or by the first invoice the customer pays. */
-  currency: z.preprocess((value) => (value === "" ? undefined : value), currency.optional()),
+  currency: z.preprocess((value) => (value === "" ? undefined : value), z.optional(currency)),
   metadata,
 };
 

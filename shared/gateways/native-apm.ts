@@ -1,5 +1,5 @@
-import * as z from "zod";
 import type { InvalidField } from "../http/errors.ts";
+import * as z from "../validation/zod.ts";
 import type { NativeApmParameter } from "./connector.ts";
 
 /**

@@ -1,5 +1,5 @@
-import * as z from "zod";
 import { booleanField, choice, currency, text } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 
 /**
  * `POST /gateways/{gateway_name}/gateway-configurations` and `PUT /gateway-configurations/{id}`.
@@ -14,21 +14,24 @@ export const MAX_SETTING_LENGTH = 500;
 export const configurationInput = z.object({
   name: text(80),
   enabled: booleanField,
-  default_currency: z.preprocess(blankIsAbsent, currency.nullable().optional()),
+  default_currency: z.preprocess(blankIsAbsent, z.optional(z.nullable(currency))),
   payment_method: choice(["card", "native-apm"] as const),
-  settings: z
-    .record(
-      z.string(),
-      z
-        .string("must be a string")
-        .max(MAX_SETTING_LENGTH, `must be at most ${MAX_SETTING_LENGTH} characters`),
-      "must be a dictionary of strings",
-    )
-    .refine(
-      (pairs) => Object.keys(pairs).length <= MAX_SETTINGS,
-      `must hold at most ${MAX_SETTINGS} settings`,
-    )
-    .optional(),
+  settings: z.optional(
+    z
+      .record(
+        z.string(),
+        z
+          .string("must be a string")
+          .check(z.maxLength(MAX_SETTING_LENGTH, `must be at most ${MAX_SETTING_LENGTH} characters`)),
+        "must be a dictionary of strings",
+      )
+      .check(
+        z.refine(
+          (pairs) => Object.keys(pairs).length <= MAX_SETTINGS,
+          `must hold at most ${MAX_SETTINGS} settings`,
+        ),
+      ),
+  ),
 });
 
 export type ConfigurationInput = z.output<typeof configurationInput>;

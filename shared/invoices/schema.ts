@@ -1,4 +1,3 @@
-import * as z from "zod";
 import type { InvalidField } from "../http/errors.ts";
 import {
   amount,
@@ -24,6 +23,7 @@ import {
   text,
   timestamp,
 } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 import { webhookUrl } from "../webhooks/url-policy.ts";
 
 /**
@@ -112,7 +112,7 @@ export const RESERVED_METADATA_KEYS = ["taxes_amount", "shipping_amount"] as con
 const blankIsNull = (value: unknown) => (value === "" ? null : value);
 
 /** An optional boolean; `""` → null (unset). */
-const optionalBoolean = z.preprocess(blankIsNull, booleanField.nullable());
+const optionalBoolean = z.preprocess(blankIsNull, z.nullable(booleanField));
 
 /** An id of a linked resource; whether it names one is decided by the write (a 404 when not). */
 const linkId = text(255);
@@ -121,33 +121,42 @@ export const STATEMENT_DESCRIPTOR_PATTERN = /^[A-Za-z0-9 ./]*$/;
 
 const statementDescriptor = z.preprocess(
   blankIsNull,
-  z
-    .string("must be a string")
-    .max(
-      INVOICE_LIMITS.statementDescriptor,
-      `must be at most ${INVOICE_LIMITS.statementDescriptor} characters`,
-    )
-    .regex(STATEMENT_DESCRIPTOR_PATTERN, "may hold only letters, digits, spaces, dots and forward slashes")
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z
+        .string("must be a string")
+        .check(
+          z.maxLength(
+            INVOICE_LIMITS.statementDescriptor,
+            `must be at most ${INVOICE_LIMITS.statementDescriptor} characters`,
+          ),
+          z.regex(
+            STATEMENT_DESCRIPTOR_PATTERN,
+            "may hold only letters, digits, spaces, dots and forward slashes",
+          ),
+        ),
+    ),
+  ),
 );
 
 /** A percentage from 0 to 100 as a decimal string ("20", "5.5"); kept as sent. */
 const percentage = z.preprocess(
   blankIsNull,
-  z
-    .string("must be a percentage from 0 to 100")
-    .refine((value) => amountProblem(value) === undefined && compareAmounts(value, "100") <= 0, {
-      message: "must be a percentage from 0 to 100, such as 20 or 5.5",
-    })
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z.string("must be a percentage from 0 to 100").check(
+        z.refine((value) => amountProblem(value) === undefined && compareAmounts(value, "100") <= 0, {
+          message: "must be a percentage from 0 to 100, such as 20 or 5.5",
+        }),
+      ),
+    ),
+  ),
 );
 
 /** An integer of at least 1; `""` → absent (the default, 1). */
 const quantity = z.preprocess(
   (value) => (value === "" ? undefined : value),
-  integerField.refine((value) => value >= 1, { message: "must be at least 1" }).optional(),
+  z.optional(integerField.check(z.refine((value) => value >= 1, { message: "must be at least 1" }))),
 );
 
 /**
@@ -161,18 +170,20 @@ function indexedObjectAsList(value: unknown): unknown {
   return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, item]) => item);
 }
 
-const invoiceMetadata = metadata.superRefine((pairs, ctx) => {
-  for (const key of RESERVED_METADATA_KEYS) {
-    const value = pairs?.[key];
-    if (value !== undefined && amountProblem(value) !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: [key],
-        message: "must be a zero or positive number, such as 10.50",
-      });
+const invoiceMetadata = metadata.check(
+  z.superRefine((pairs, ctx) => {
+    for (const key of RESERVED_METADATA_KEYS) {
+      const value = pairs?.[key];
+      if (value !== undefined && amountProblem(value) !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: "must be a zero or positive number, such as 10.50",
+        });
+      }
     }
-  }
-});
+  }),
+);
 
 const detail = z.object(
   {
@@ -197,37 +208,39 @@ const detail = z.object(
 
 const details = z.preprocess(
   (value) => (value === "" ? null : indexedObjectAsList(value)),
-  z
-    .array(detail, "must be a list of items")
-    .max(INVOICE_LIMITS.details, `must hold at most ${INVOICE_LIMITS.details} items`)
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z
+        .array(detail, "must be a list of items")
+        .check(z.maxLength(INVOICE_LIMITS.details, `must hold at most ${INVOICE_LIMITS.details} items`)),
+    ),
+  ),
 );
 
-const risk = z
-  .object(
+const risk = z.optional(
+  z.object(
     {
       score: text(INVOICE_LIMITS.riskScore),
       is_legit: optionalBoolean,
       skip_gateway_rules: optionalBoolean,
     },
     "must be an object",
-  )
-  .optional();
+  ),
+);
 
-const device = z
-  .object(
+const device = z.optional(
+  z.object(
     {
       id: text(INVOICE_LIMITS.deviceId),
       channel: choice(DEVICE_CHANNELS),
       ip_address: ipAddress,
     },
     "must be an object",
-  )
-  .optional();
+  ),
+);
 
-const shipping = z
-  .object(
+const shipping = z.optional(
+  z.object(
     {
       amount: optionalAmount,
       method: choice(SHIPPING_METHODS),
@@ -244,10 +257,10 @@ const shipping = z
       relay_store_name: text(100),
     },
     "must be an object",
-  )
-  .optional();
+  ),
+);
 
-const tax = z.object({ amount: optionalAmount, rate: percentage }, "must be an object").optional();
+const tax = z.optional(z.object({ amount: optionalAmount, rate: percentage }, "must be an object"));
 
 const invoiceFields = {
   name: requiredText(INVOICE_LIMITS.name),
@@ -286,9 +299,9 @@ export const createInvoiceInput = z.object(invoiceFields);
  */
 export const updateInvoiceInput = z.object({
   ...invoiceFields,
-  name: invoiceFields.name.optional(),
-  amount: invoiceFields.amount.optional(),
-  currency: invoiceFields.currency.optional(),
+  name: z.optional(invoiceFields.name),
+  amount: z.optional(invoiceFields.amount),
+  currency: z.optional(invoiceFields.currency),
 });
 
 export type InvoiceInput = z.output<typeof createInvoiceInput>;

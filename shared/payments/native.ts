@@ -1,4 +1,3 @@
-import * as z from "zod";
 import { nowIn } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import type { GatewayConfiguration } from "../gateways/configuration.ts";
@@ -11,6 +10,7 @@ import { ok, type Reply } from "../http/reply.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { toMinorUnits } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
+import * as z from "../validation/zod.ts";
 import {
   ATTEMPTS,
   callConnector,
@@ -47,12 +47,12 @@ import {
  * it (`capture.ts`).
  */
 export const nativePaymentInput = z.object({
-  gateway_configuration_id: z.string("is required").min(1, "is required").max(200),
-  native_apm: z
-    .object({
-      parameter_values: z.record(z.string(), z.unknown(), "must be an object of values").optional(),
-    })
-    .optional(),
+  gateway_configuration_id: z.string("is required").check(z.minLength(1, "is required"), z.maxLength(200)),
+  native_apm: z.optional(
+    z.object({
+      parameter_values: z.optional(z.record(z.string(), z.unknown(), "must be an object of values")),
+    }),
+  ),
 });
 
 /** The step a transaction is at: the first, or the values the provider asked for. */

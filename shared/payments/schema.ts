@@ -1,8 +1,8 @@
-import * as z from "zod";
 import { CARD_SCHEMES } from "../cards/card-number.ts";
 import { amount, optionalAmount } from "../money.ts";
 import { sourceField, threeDSFields } from "../three-d-s/schema.ts";
 import { booleanField, choice, metadata, text, timestamp } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 
 /**
  * Request bodies of the payment endpoints. Unknown keys are dropped: client libraries send keys this

@@ -1,6 +1,8 @@
-import { UTCDate } from "@date-fns/utc";
+// The calculating date alone: `UTCDate` also formats, with three `Intl.DateTimeFormat` made at import
+// (ICU's start-up, some 25 ms of every cold start).
+import { UTCDateMini } from "@date-fns/utc/date/mini";
 import { add, sub } from "date-fns";
-import * as z from "zod";
+import * as z from "../validation/zod.ts";
 
 /**
  * Billing intervals and trial periods, written `1d2w3m4y`: one or more counts each followed by a
@@ -50,7 +52,7 @@ export function parseInterval(text: string): Interval {
 
 /** The date `times` intervals after `anchor` (calendar months clamped to the month's last day). */
 export function intervalsAfter(anchor: Date, interval: Interval, times: number): Date {
-  const moved = add(new UTCDate(anchor.getTime()), {
+  const moved = add(new UTCDateMini(anchor.getTime()), {
     years: interval.years * times,
     months: interval.months * times,
     weeks: interval.weeks * times,
@@ -61,11 +63,13 @@ export function intervalsAfter(anchor: Date, interval: Interval, times: number):
 
 /** `at` minus a number of days (notices ahead of a date). */
 export function daysBefore(at: Date, days: number): Date {
-  return new Date(sub(new UTCDate(at.getTime()), { days }).getTime());
+  return new Date(sub(new UTCDateMini(at.getTime()), { days }).getTime());
 }
 
 /** An interval field: required for `interval`, optional for `trial_period`. */
-export const intervalText = z.string("must be an interval such as 1m").superRefine((value, ctx) => {
-  const problem = intervalProblem(value);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
+export const intervalText = z.string("must be an interval such as 1m").check(
+  z.superRefine((value, ctx) => {
+    const problem = intervalProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
+);

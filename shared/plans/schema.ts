@@ -1,7 +1,7 @@
-import * as z from "zod";
 import { PLAN_ID_PATTERN } from "../ids.ts";
 import { paymentAmount } from "../money.ts";
 import { currency, httpUrl, metadata, requiredText } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 import { intervalText } from "./interval.ts";
 
 /** Plan inputs (`POST /plans`, `PUT /plans/{id}`). Amount decimals are checked against the currency. */
@@ -10,8 +10,10 @@ const blankIsNull = (value: unknown) => (value === "" ? null : value);
 
 const planId = z
   .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-  .regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or .")
-  .refine((id) => id !== "." && id !== "..", "cannot be . or .., which no URL can address");
+  .check(
+    z.regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or ."),
+    z.refine((id) => id !== "." && id !== "..", "cannot be . or .., which no URL can address"),
+  );
 
 export const PLAN_NAME_LENGTH = 80;
 
@@ -21,7 +23,7 @@ export const createPlanInput = z.object({
   amount: paymentAmount,
   currency,
   interval: intervalText,
-  trial_period: z.preprocess(blankIsNull, intervalText.nullable().optional()),
+  trial_period: z.preprocess(blankIsNull, z.optional(z.nullable(intervalText))),
   metadata,
   return_url: httpUrl,
   cancel_url: httpUrl,
@@ -35,12 +37,12 @@ export type PlanFields = z.output<typeof createPlanInput>;
  * they are refused (make another plan).
  */
 export const updatePlanInput = z.object({
-  id: z.unknown().optional(),
-  name: requiredText(PLAN_NAME_LENGTH).optional(),
-  amount: z.unknown().optional(),
-  currency: z.unknown().optional(),
-  interval: z.unknown().optional(),
-  trial_period: z.preprocess(blankIsNull, intervalText.nullable().optional()),
+  id: z.optional(z.unknown()),
+  name: z.optional(requiredText(PLAN_NAME_LENGTH)),
+  amount: z.optional(z.unknown()),
+  currency: z.optional(z.unknown()),
+  interval: z.optional(z.unknown()),
+  trial_period: z.preprocess(blankIsNull, z.optional(z.nullable(intervalText))),
   metadata,
   return_url: httpUrl,
   cancel_url: httpUrl,

@@ -1,5 +1,4 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import { clock, nowIn } from "../clock.ts";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
@@ -16,6 +15,7 @@ import { dueJobsOf, forgetJob, jobName } from "../scheduling/records.ts";
 import { runSubscriptionJob } from "../subscriptions/billing.ts";
 import { parseTimestamp } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
+import * as z from "../validation/zod.ts";
 
 /**
  * The sandbox clock: each sandbox environment has a clock of its own, real time plus an offset the
@@ -39,13 +39,17 @@ const sandboxOnly = () =>
   );
 
 export const advanceInput = z.object({
-  advance_to: z
-    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-    .refine(
-      (value) => parseTimestamp(value) !== undefined,
-      "must be a date and time in ISO 8601 or RFC 1123 format",
-    )
-    .transform((value) => (parseTimestamp(value) as Date).toISOString()),
+  advance_to: z.pipe(
+    z
+      .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+      .check(
+        z.refine(
+          (value) => parseTimestamp(value) !== undefined,
+          "must be a date and time in ISO 8601 or RFC 1123 format",
+        ),
+      ),
+    z.transform((value) => (parseTimestamp(value) as Date).toISOString()),
+  ),
 });
 
 function presentClock(environment: ProjectEnvironment) {

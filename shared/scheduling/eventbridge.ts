@@ -1,12 +1,5 @@
 import { createHash } from "node:crypto";
-import {
-  ConflictException,
-  CreateScheduleCommand,
-  type CreateScheduleCommandInput,
-  DeleteScheduleCommand,
-  ResourceNotFoundException,
-  SchedulerClient,
-} from "@aws-sdk/client-scheduler";
+import type { CreateScheduleCommandInput, SchedulerClient } from "@aws-sdk/client-scheduler";
 import { JOB_RETRY, type ScheduledJobKind, type ScheduleRequest, type Scheduler } from "./port.ts";
 import { forgetJob, recordJob } from "./records.ts";
 
@@ -19,6 +12,9 @@ import { forgetJob, recordJob } from "./records.ts";
  * Idempotent by construction: the name and the `ClientToken` are derived from the request (never
  * random), so a retried `CreateSchedule` is recognised as the same request, and a schedule that
  * already exists under the name (`ConflictException`) means the job is already scheduled.
+ *
+ * The SDK is loaded, and the client created, on first use, once per container: a payment without
+ * `auto_capture_at` never schedules nor cancels, and does not pay for loading it at cold start.
  */
 export interface EventBridgeSettings {
   group: string;
@@ -71,7 +67,7 @@ export function createScheduleInput(
 }
 
 export function eventBridgeScheduler(
-  client: SchedulerClient,
+  client: () => Promise<SchedulerClient>,
   settings: () => EventBridgeSettings,
   group: () => string,
 ): Scheduler {
@@ -80,16 +76,20 @@ export function eventBridgeScheduler(
       // Recorded first: a schedule that fails to be created is created by the caller's retry, and
       // a job found by a sandbox clock's advance runs whether or not its schedule exists.
       await recordJob(request, fireAt, false);
+      const { ConflictException, CreateScheduleCommand } = await schedulerSdk();
       try {
-        await client.send(new CreateScheduleCommand(createScheduleInput(request, fireAt, settings())));
+        await (await client()).send(
+          new CreateScheduleCommand(createScheduleInput(request, fireAt, settings())),
+        );
       } catch (error) {
         if (error instanceof ConflictException) return;
         throw error;
       }
     },
     async cancel(name) {
+      const { DeleteScheduleCommand, ResourceNotFoundException } = await schedulerSdk();
       try {
-        await client.send(new DeleteScheduleCommand({ Name: name, GroupName: group() }));
+        await (await client()).send(new DeleteScheduleCommand({ Name: name, GroupName: group() }));
       } catch (error) {
         if (!(error instanceof ResourceNotFoundException)) throw error;
       }
@@ -98,9 +98,15 @@ export function eventBridgeScheduler(
   };
 }
 
+let sdk: Promise<typeof import("@aws-sdk/client-scheduler")> | undefined;
+function schedulerSdk() {
+  sdk ??= import("@aws-sdk/client-scheduler");
+  return sdk;
+}
+
 /** One client per container, created on first use. */
-let sharedClient: SchedulerClient | undefined;
-export function schedulerClient(): SchedulerClient {
-  sharedClient ??= new SchedulerClient({});
+let sharedClient: Promise<SchedulerClient> | undefined;
+export function schedulerClient(): Promise<SchedulerClient> {
+  sharedClient ??= schedulerSdk().then(({ SchedulerClient }) => new SchedulerClient({}));
   return sharedClient;
 }

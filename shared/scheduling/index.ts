@@ -31,7 +31,7 @@ export function scheduler(): Scheduler {
   chosen ??=
     process.env.SCHEDULER === "eventbridge"
       ? eventBridgeScheduler(
-          schedulerClient(),
+          schedulerClient,
           () => ({
             group: required("SCHEDULE_GROUP"),
             roleArn: required("SCHEDULER_ROLE_ARN"),

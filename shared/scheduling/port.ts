@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import * as z from "zod";
+import * as z from "../validation/zod.ts";
 
 /**
  * The scheduler port: jobs that run once at a given time. In AWS they are EventBridge Scheduler
@@ -71,30 +71,30 @@ export interface Scheduler {
  */
 export const JOB_RETRY = { maximumAttempts: 20, maximumEventAgeSeconds: 24 * 3600 } as const;
 
-const scope = z.string().min(1);
+const scope = z.string().check(z.minLength(1));
 const jobSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("capture-invoice"), scope, invoiceId: z.string().min(1) }),
+  z.object({ kind: z.literal("capture-invoice"), scope, invoiceId: z.string().check(z.minLength(1)) }),
   z.discriminatedUnion("action", [
     z.object({
       kind: z.literal("subscription"),
       scope,
-      subscriptionId: z.string().min(1),
+      subscriptionId: z.string().check(z.minLength(1)),
       action: z.literal("charge"),
-      iteration: z.number().int().min(1),
-      attempt: z.number().int().min(0),
+      iteration: z.number().check(z.int(), z.gte(1)),
+      attempt: z.number().check(z.int(), z.gte(0)),
     }),
     z.object({
       kind: z.literal("subscription"),
       scope,
-      subscriptionId: z.string().min(1),
+      subscriptionId: z.string().check(z.minLength(1)),
       action: z.literal("trial-notice"),
     }),
     z.object({
       kind: z.literal("subscription"),
       scope,
-      subscriptionId: z.string().min(1),
+      subscriptionId: z.string().check(z.minLength(1)),
       action: z.literal("cancel"),
-      at: z.string().min(1),
+      at: z.string().check(z.minLength(1)),
     }),
   ]),
 ]);

@@ -1,9 +1,9 @@
-import * as z from "zod";
 import { PLAN_ID_PATTERN } from "../ids.ts";
 import { optionalAmount } from "../money.ts";
 import { intervalText } from "../plans/interval.ts";
 import { PLAN_NAME_LENGTH } from "../plans/schema.ts";
 import { currency, httpUrl, metadata, text, timestamp } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 
 /**
  * Subscription inputs. Client libraries send `cancel_at`, `trial_end_at`, `return_url`,
@@ -14,21 +14,30 @@ const notGiven = (value: unknown) =>
   value === "" || value === "None" || value === "null" ? undefined : value;
 
 const id = (pattern: RegExp, description: string) =>
-  z.preprocess(notGiven, z.string("must be a string").regex(pattern, `must be ${description}`).optional());
+  z.preprocess(
+    notGiven,
+    z.optional(z.string("must be a string").check(z.regex(pattern, `must be ${description}`))),
+  );
 
 const terms = {
-  name: z.preprocess(notGiven, z.string("must be a string").min(1).max(PLAN_NAME_LENGTH).optional()),
+  name: z.preprocess(
+    notGiven,
+    z.optional(z.string("must be a string").check(z.minLength(1), z.maxLength(PLAN_NAME_LENGTH))),
+  ),
   amount: optionalAmount,
-  currency: z.preprocess(notGiven, currency.optional()),
-  interval: z.preprocess(notGiven, intervalText.optional()),
+  currency: z.preprocess(notGiven, z.optional(currency)),
+  interval: z.preprocess(notGiven, z.optional(intervalText)),
 };
 
-const source = z.preprocess(notGiven, z.string("must be a customer token or card id").max(100).optional());
+const source = z.preprocess(
+  notGiven,
+  z.optional(z.string("must be a customer token or card id").check(z.maxLength(100))),
+);
 
 /** Coupons are not offered: a coupon is refused rather than ignored (it would change the price). */
 const coupon = z.preprocess(
   notGiven,
-  z.undefined({ error: "coupons are not supported: leave coupon_id out or null" }).optional(),
+  z.optional(z.undefined({ error: "coupons are not supported: leave coupon_id out or null" })),
 );
 
 export const createSubscriptionInput = z.object({

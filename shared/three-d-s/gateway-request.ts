@@ -1,5 +1,5 @@
-import * as z from "zod";
 import { invalidField } from "../http/errors.ts";
+import * as z from "../validation/zod.ts";
 
 /**
  * `gway_req_…` sources: what a shopper's browser or app sends back after a 3DS2 step, as the client
@@ -32,39 +32,36 @@ export function isGatewayRequest(source: string): boolean {
   return source.startsWith(GATEWAY_REQUEST_PREFIX);
 }
 
-const envelope = z
-  .object({
-    body: z.string().max(MAX_GATEWAY_REQUEST_LENGTH),
-    url: z.string().max(2048).nullable().optional(),
-    headers: z.record(z.string(), z.unknown()).nullable().optional(),
-    method: z.string().max(16).nullable().optional(),
-    gateway_configuration_id: z.string().max(200).nullable().optional(),
-  })
-  .strict();
+const text = (max: number) => z.string().check(z.maxLength(max));
+const optionalText = (max: number) => z.optional(z.nullable(text(max)));
 
-const ephemeralKey = z
-  .object({
-    kty: z.string().optional(),
-    crv: z.string().optional(),
-    x: z.string().optional(),
-    y: z.string().optional(),
-  })
-  .strict();
+const envelope = z.strictObject({
+  body: text(MAX_GATEWAY_REQUEST_LENGTH),
+  url: optionalText(2048),
+  headers: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+  method: optionalText(16),
+  gateway_configuration_id: optionalText(200),
+});
 
-const sdkAuthentication = z
-  .object({
-    deviceChannel: z.literal("app"),
-    sdkAppID: z.string().max(256),
-    sdkEncData: z.string().max(MAX_GATEWAY_REQUEST_LENGTH),
-    sdkEphemPubKey: z.union([ephemeralKey, z.string().max(2048)]),
-    sdkReferenceNumber: z.string().max(256),
-    sdkTransID: z.string().max(256),
-  })
-  .strict();
+const ephemeralKey = z.strictObject({
+  kty: z.optional(z.string()),
+  crv: z.optional(z.string()),
+  x: z.optional(z.string()),
+  y: z.optional(z.string()),
+});
 
-const challengeResult = z.object({ transStatus: z.enum(["Y", "N"]) }).strict();
-const fingerprintTimeout = z.object({ threeDS2FingerprintTimeout: z.literal(true) }).strict();
-const browserFingerprint = z.object({ threeDSCompInd: z.enum(["Y", "N", "U"]) }).strict();
+const sdkAuthentication = z.strictObject({
+  deviceChannel: z.literal("app"),
+  sdkAppID: text(256),
+  sdkEncData: text(MAX_GATEWAY_REQUEST_LENGTH),
+  sdkEphemPubKey: z.union([ephemeralKey, text(2048)]),
+  sdkReferenceNumber: text(256),
+  sdkTransID: text(256),
+});
+
+const challengeResult = z.strictObject({ transStatus: z.enum(["Y", "N"]) });
+const fingerprintTimeout = z.strictObject({ threeDS2FingerprintTimeout: z.literal(true) });
+const browserFingerprint = z.strictObject({ threeDSCompInd: z.enum(["Y", "N", "U"]) });
 
 const malformed = (why: string) => invalidField("source", `is not a valid gateway request: ${why}`);
 

@@ -1,6 +1,6 @@
-import * as z from "zod";
 import type { ThreeDSChannel } from "../gateways/connector.ts";
 import { booleanField, text } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 import { GATEWAY_REQUEST_PREFIX, MAX_GATEWAY_REQUEST_LENGTH } from "./gateway-request.ts";
 
 /**
@@ -16,14 +16,15 @@ export const MAX_ID_SOURCE_LENGTH = 100;
 export const sourceField = (description: string) =>
   z.preprocess(
     absentIfNull,
-    z
-      .string(`must be ${description} or a gateway request`)
-      .max(MAX_GATEWAY_REQUEST_LENGTH, `must be at most ${MAX_GATEWAY_REQUEST_LENGTH} characters`)
-      .refine(
-        (value) => value.length <= MAX_ID_SOURCE_LENGTH || value.startsWith(GATEWAY_REQUEST_PREFIX),
-        `must be ${description} or a gateway request`,
-      )
-      .optional(),
+    z.optional(
+      z.string(`must be ${description} or a gateway request`).check(
+        z.maxLength(MAX_GATEWAY_REQUEST_LENGTH, `must be at most ${MAX_GATEWAY_REQUEST_LENGTH} characters`),
+        z.refine(
+          (value) => value.length <= MAX_ID_SOURCE_LENGTH || value.startsWith(GATEWAY_REQUEST_PREFIX),
+          `must be ${description} or a gateway request`,
+        ),
+      ),
+    ),
   );
 
 /**
@@ -33,12 +34,14 @@ export const sourceField = (description: string) =>
  */
 const device = z.preprocess(
   absentIfNull,
-  z
-    .object(
-      { channel: z.preprocess(absentIfNull, z.string("must be a string").max(32).optional()) },
+  z.optional(
+    z.object(
+      {
+        channel: z.preprocess(absentIfNull, z.optional(z.string("must be a string").check(z.maxLength(32)))),
+      },
       "must be an object",
-    )
-    .optional(),
+    ),
+  ),
 );
 
 export const threeDSFields = {

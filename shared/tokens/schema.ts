@@ -1,7 +1,7 @@
-import * as z from "zod";
 import { CARD_SCHEMES } from "../cards/card-number.ts";
 import { sourceField, threeDSFields } from "../three-d-s/schema.ts";
 import { booleanField, choice, httpUrl, metadata, text } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 import { webhookUrl } from "../webhooks/url-policy.ts";
 
 /**
@@ -21,7 +21,7 @@ const tokenFields = {
 
 const source = z.preprocess(
   (value) => (value === "" ? undefined : value),
-  z.string("must be the id of a card").max(100, "must be the id of a card").optional(),
+  z.optional(z.string("must be the id of a card").check(z.maxLength(100, "must be the id of a card"))),
 );
 
 export const createTokenInput = z.object({ source, verify: booleanField, ...tokenFields });

@@ -1,8 +1,9 @@
-// The package entry registers every locale (~700 KB); validating codes needs none of them.
-import countries from "i18n-iso-countries/index.js";
+// The package's table of codes alone: validating a code needs neither its locales (the package
+// entry registers every one, ~700 KB) nor the name search of `index.js` (19 KiB with diacritics).
+import countryCodes from "i18n-iso-countries/codes.json" with { type: "json" };
 import ipaddr from "ipaddr.js";
-import * as z from "zod";
 import { currencyDigits } from "../money.ts";
+import * as z from "./zod.ts";
 
 /**
  * Field types shared by every resource. Form bodies carry only strings, JSON bodies carry native
@@ -15,28 +16,30 @@ const blankIsNull = (value: unknown) => (value === "" ? null : value);
 export const text = (max: number) =>
   z.preprocess(
     blankIsNull,
-    z.string("must be a string").max(max, `must be at most ${max} characters`).nullable().optional(),
+    z.optional(
+      z.nullable(z.string("must be a string").check(z.maxLength(max, `must be at most ${max} characters`))),
+    ),
   );
 
 export const requiredText = (max: number) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-    .min(1, "is required")
-    .max(max, `must be at most ${max} characters`);
+    .check(z.minLength(1, "is required"), z.maxLength(max, `must be at most ${max} characters`));
 
 export const email = z.preprocess(
   blankIsNull,
-  z.email("must be a valid email address").max(254, "must be at most 254 characters").nullable().optional(),
+  z.optional(
+    z.nullable(
+      z.email("must be a valid email address").check(z.maxLength(254, "must be at most 254 characters")),
+    ),
+  ),
 );
 
 /** One of a fixed list of values; `""` → null. */
 export const choice = <const Values extends readonly [string, ...string[]]>(values: Values) =>
   z.preprocess(
     blankIsNull,
-    z
-      .enum(values, { error: `must be one of ${values.join(", ")}` })
-      .nullable()
-      .optional(),
+    z.optional(z.nullable(z.enum(values, { error: `must be one of ${values.join(", ")}` }))),
   );
 
 export const MAX_URL_LENGTH = 2048;
@@ -47,12 +50,16 @@ export const MAX_URL_LENGTH = 2048;
  */
 export const httpUrl = z.preprocess(
   blankIsNull,
-  z
-    .string("must be a URL")
-    .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
-    .refine(isHttpUrl, { message: "must be an absolute http or https URL" })
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z
+        .string("must be a URL")
+        .check(
+          z.maxLength(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
+          z.refine(isHttpUrl, { message: "must be an absolute http or https URL" }),
+        ),
+    ),
+  ),
 );
 
 function isHttpUrl(value: string): boolean {
@@ -71,74 +78,99 @@ function isHttpUrl(value: string): boolean {
  */
 export const ipAddress = z.preprocess(
   blankIsNull,
-  z
-    .string("must be an IP address")
-    .max(100, "must be an IP address")
-    .refine((value) => ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value), {
-      message: "must be a valid IPv4 or IPv6 address",
-    })
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z.string("must be an IP address").check(
+        z.maxLength(100, "must be an IP address"),
+        z.refine((value) => ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value), {
+          message: "must be a valid IPv4 or IPv6 address",
+        }),
+      ),
+    ),
+  ),
 );
 
 export const booleanField = z.preprocess(
   (value) => (value === "true" || value === "1" ? true : value === "false" || value === "0" ? false : value),
-  z.boolean("must be true or false").optional(),
+  z.optional(z.boolean("must be true or false")),
 );
 
 export const integerField = z.preprocess(
   (value) => (typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value),
-  z.number("must be an integer").int("must be an integer"),
+  z.number("must be an integer").check(z.int("must be an integer")),
 );
 
 export const currency = z
-  .string("must be an ISO 4217 currency code")
-  .transform((value) => value.toUpperCase())
-  .refine((value) => /^[A-Z]{3}$/.test(value) && currencyDigits(value) !== undefined, {
-    message: "must be a valid ISO 4217 currency code",
-  });
+  .pipe(
+    z.string("must be an ISO 4217 currency code"),
+    z.transform((value) => value.toUpperCase()),
+  )
+  .check(
+    z.refine((value) => /^[A-Z]{3}$/.test(value) && currencyDigits(value) !== undefined, {
+      message: "must be a valid ISO 4217 currency code",
+    }),
+  );
+
+/** ISO 3166-1 alpha-2 codes (the first of each row: alpha-2, alpha-3, numeric, ISO 3166-2). */
+const ALPHA_2 = new Set(countryCodes.map(([alpha2]) => alpha2));
 
 export const countryCode = z.preprocess(
   blankIsNull,
-  z
-    .string()
-    .transform((value) => value.toUpperCase())
-    .refine((value) => /^[A-Z]{2}$/.test(value) && countries.isValid(value), {
-      message: "must be a valid ISO 3166-1 alpha-2 country code",
-    })
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z
+        .pipe(
+          z.string(),
+          z.transform((value) => value.toUpperCase()),
+        )
+        .check(
+          z.refine((value) => ALPHA_2.has(value), {
+            message: "must be a valid ISO 3166-1 alpha-2 country code",
+          }),
+        ),
+    ),
+  ),
 );
 
 /** A phone number of at most 17 characters once a leading `+` is written `00` (E.164 fits exactly). */
 export const phoneNumber = z.preprocess(
   blankIsNull,
-  z
-    .string()
-    .transform((value) => value.trim().replace(/^\+/, "00"))
-    .refine((value) => /^[0-9][0-9 ().-]*$/.test(value), { message: "must be a phone number" })
-    .refine((value) => value.length <= 17, { message: "must be at most 17 characters" })
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z
+        .pipe(
+          z.string(),
+          z.transform((value) => value.trim().replace(/^\+/, "00")),
+        )
+        .check(
+          z.refine((value) => /^[0-9][0-9 ().-]*$/.test(value), { message: "must be a phone number" }),
+          z.refine((value) => value.length <= 17, { message: "must be at most 17 characters" }),
+        ),
+    ),
+  ),
 );
 
 /** A calendar date, `YYYY-MM-DD`. */
 export const calendarDate = z.preprocess(
   blankIsNull,
-  z.iso.date("must be a date YYYY-MM-DD").nullable().optional(),
+  z.optional(z.nullable(z.iso.date("must be a date YYYY-MM-DD"))),
 );
 
 /** A date and time in ISO 8601 or RFC 1123, returned as ISO 8601 UTC with milliseconds. */
 export const timestamp = z.preprocess(
   blankIsNull,
-  z
-    .string()
-    .refine((value) => parseTimestamp(value) !== undefined, {
-      message: "must be a date and time in ISO 8601 or RFC 1123 format",
-    })
-    .transform((value) => (parseTimestamp(value) as Date).toISOString())
-    .nullable()
-    .optional(),
+  z.optional(
+    z.nullable(
+      z.pipe(
+        z.string().check(
+          z.refine((value) => parseTimestamp(value) !== undefined, {
+            message: "must be a date and time in ISO 8601 or RFC 1123 format",
+          }),
+        ),
+        z.transform((value) => (parseTimestamp(value) as Date).toISOString()),
+      ),
+    ),
+  ),
 );
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -179,30 +211,31 @@ export const METADATA_LIMITS = {
 
 /** A string to string dictionary within `limits`; a bad pair is named by its key (`metadata.<key>`). */
 export const dictionary = (limits: DictionaryLimits) =>
-  z
-    .record(z.string(), z.string("must be a string"), "must be a dictionary of strings")
-    .superRefine((pairs, ctx) => {
-      const entries = Object.entries(pairs);
-      if (entries.length > limits.pairs) {
-        ctx.addIssue({ code: "custom", message: `must hold at most ${limits.pairs} pairs` });
-      }
-      for (const [key, value] of entries) {
-        if (key.length === 0 || key.length > limits.keyLength) {
-          ctx.addIssue({
-            code: "custom",
-            path: [key],
-            message: `keys are 1 to ${limits.keyLength} characters`,
-          });
-        } else if (value.length > limits.valueLength) {
-          ctx.addIssue({
-            code: "custom",
-            path: [key],
-            message: `values are at most ${limits.valueLength} characters`,
-          });
+  z.optional(
+    z.record(z.string(), z.string("must be a string"), "must be a dictionary of strings").check(
+      z.superRefine((pairs, ctx) => {
+        const entries = Object.entries(pairs);
+        if (entries.length > limits.pairs) {
+          ctx.addIssue({ code: "custom", message: `must hold at most ${limits.pairs} pairs` });
         }
-      }
-    })
-    .optional();
+        for (const [key, value] of entries) {
+          if (key.length === 0 || key.length > limits.keyLength) {
+            ctx.addIssue({
+              code: "custom",
+              path: [key],
+              message: `keys are 1 to ${limits.keyLength} characters`,
+            });
+          } else if (value.length > limits.valueLength) {
+            ctx.addIssue({
+              code: "custom",
+              path: [key],
+              message: `values are at most ${limits.valueLength} characters`,
+            });
+          }
+        }
+      }),
+    ),
+  );
 
 /** Merchant key/value pairs: at most 50, keys of 1 to 40 characters, values of at most 500. */
 export const metadata = dictionary(METADATA_LIMITS);

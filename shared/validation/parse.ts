@@ -1,5 +1,5 @@
-import type * as z from "zod";
 import { errorTypeName, type InvalidField, validationFailed } from "../http/errors.ts";
+import * as z from "./zod.ts";
 
 /** Fields whose keys are the merchant's own (their path ends at the field in `error_type`). */
 const DICTIONARIES = new Set(["metadata", "gateway_data", "external_fraud_tools"]);
@@ -8,8 +8,8 @@ const DICTIONARIES = new Set(["metadata", "gateway_data", "external_fraud_tools"
  * Validates request input against a schema. A failure is a 400 `request.validation.*` naming every
  * bad field by its path as the merchant wrote it (`shipping.zip`, `details[2].name`, `metadata.k`).
  */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
+export function parseInput<S extends z.core.$ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = z.safeParse(schema, input);
   if (result.success) return result.data;
   const fields: InvalidField[] = result.error.issues.map((issue) => ({
     name: fieldPath(issue.path),

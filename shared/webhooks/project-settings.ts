@@ -1,6 +1,5 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import * as z from "zod";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
@@ -8,6 +7,7 @@ import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
 import { type ProjectEnvironment, presentProject } from "../projects/environment.ts";
 import { parseInput } from "../validation/parse.ts";
+import * as z from "../validation/zod.ts";
 import { newWebhookSigningSecret } from "./signature.ts";
 import { assertWebhookUrlAllowed, webhookUrl } from "./url-policy.ts";
 

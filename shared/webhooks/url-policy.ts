@@ -2,6 +2,7 @@ import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import { invalidField } from "../http/errors.ts";
 import { httpUrl } from "../validation/fields.ts";
+import * as z from "../validation/zod.ts";
 import { webhookSettings } from "./settings.ts";
 
 /**
@@ -38,12 +39,14 @@ function hasCredentials(url: URL): boolean {
  * A `webhook_url` field (of a project, an invoice, a customer token): an absolute http(s) URL
  * without credentials; `""` → null. Where it may point is checked by `assertWebhookUrlAllowed`.
  */
-export const webhookUrl = httpUrl.refine(
-  (value) => {
-    if (value === null || value === undefined || !URL.canParse(value)) return true;
-    return !hasCredentials(new URL(value));
-  },
-  { message: CREDENTIALS_REFUSED },
+export const webhookUrl = httpUrl.check(
+  z.refine(
+    (value) => {
+      if (value === null || value === undefined || !URL.canParse(value)) return true;
+      return !hasCredentials(new URL(value));
+    },
+    { message: CREDENTIALS_REFUSED },
+  ),
 );
 
 export function policyFor(environment: { sandbox: boolean }): WebhookUrlPolicy {

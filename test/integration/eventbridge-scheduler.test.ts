@@ -54,7 +54,7 @@ function spiedScheduler() {
   return {
     send,
     scheduler: eventBridgeScheduler(
-      client,
+      async () => client,
       () => settings,
       () => settings.group,
     ),

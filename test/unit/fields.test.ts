@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import * as z from "zod";
 import {
   countryCode,
   currency,
@@ -9,6 +8,7 @@ import {
   timestamp,
 } from "../../shared/validation/fields.ts";
 import { fieldPath, parseInput } from "../../shared/validation/parse.ts";
+import * as z from "../../shared/validation/zod.ts";
 
 describe("field rules", () => {
   it("accepts ISO 4217 currencies with a minor unit and stores them upper-case", () => {
@@ -55,9 +55,9 @@ describe("field rules", () => {
 
 describe("validation errors", () => {
   const schema = z.object({
-    name: z.string().max(3),
-    shipping: z.object({ zip: z.string().max(2) }).optional(),
-    details: z.array(z.object({ name: z.string() })).optional(),
+    name: z.string().check(z.maxLength(3)),
+    shipping: z.optional(z.object({ zip: z.string().check(z.maxLength(2)) })),
+    details: z.optional(z.array(z.object({ name: z.string() }))),
     metadata,
   });
 
