@@ -18,7 +18,7 @@ import { promisify } from "node:util";
 import { build } from "esbuild";
 import { bundleSize, handlerBuildOptions, projectRoot } from "../lib/bundling.ts";
 import { allHandlers, handlerEntry } from "../lib/topology.ts";
-import { percentile } from "./stats.ts";
+import { formatTable, percentile } from "./stats.ts";
 
 export const BUNDLE_LIMIT_KIB = 250;
 /** Module load of a representative bundle, as a multiple of the bare DynamoDB client's. */
@@ -231,25 +231,11 @@ function sourceMapTable(targets: Target[], runs: number): BenchTable {
   };
 }
 
-/** A table as text, numbers aligned on the right. */
-export function formatTable({ title, header, rows }: BenchTable): string {
-  const widths = header.map((name, column) =>
-    Math.max(name.length, ...rows.map((row) => (row[column] ?? "").length)),
-  );
-  const numeric = header.map((_, column) => rows.every((row) => /^[\d.x /-]*$/.test(row[column] ?? "")));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => {
-        const width = widths[column] ?? 0;
-        return numeric[column] ? cell.padStart(width) : cell.padEnd(width);
-      })
-      .join("  ")
-      .trimEnd();
-  return [title, "", line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)].join(
-    "\n",
-  );
+/** A table of this bench as text: its title, then the table. */
+export function formatBenchTable({ title, header, rows }: BenchTable): string {
+  return [title, "", formatTable(header, rows)].join("\n");
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  for (const table of await benchBundles()) console.log(`\n${formatTable(table)}`);
+  for (const table of await benchBundles()) console.log(`\n${formatBenchTable(table)}`);
 }

@@ -1,16 +1,15 @@
 /**
- * `npm run bench`: latency, throughput and DynamoDB round trips per request of the API on the
- * local stack, beside the raw DynamoDB Local latency measured in the same run from the same
- * process (so the ratio says what the API adds on top of its database), and the bundled size of
- * each Lambda. Prints figures; asserts nothing.
+ * `npm run bench`, first part: latency, throughput and DynamoDB round trips per request of the API
+ * on the local stack, beside the raw DynamoDB Local latency measured in the same run from the same
+ * process (so the ratio says what the API adds on top of its database). Prints figures; asserts
+ * nothing. `bench/bundles.ts` (bundle sizes, module load) and `bench/load.ts` (the 60-second mixed
+ * load) follow it.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundleSize, projectRoot } from "../lib/bundling.ts";
 import { startLocalStack } from "../lib/local/start.ts";
-import { allHandlers, handlerEntry } from "../lib/topology.ts";
-import { type Figures, measure } from "./stats.ts";
+import { type Figures, formatTable, measure } from "./stats.ts";
 import { benchWebhooks } from "./webhooks.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
@@ -353,7 +352,7 @@ try {
       "provider is an HTTP call instead), and the background's (stream fan-out, queue workers) per request.\n",
   );
   console.log(
-    table(
+    formatTable(
       [
         "operation",
         "p50 ms",
@@ -388,7 +387,7 @@ try {
         `(${renewal.charged} invoices charged)\n`,
     );
     console.log(
-      table(
+      formatTable(
         ["measure", "ms per renewal", "calls", "sequential", "provider"],
         [
           [
@@ -416,7 +415,7 @@ try {
       "(stream poller, fan-out, fauxqs, delivery worker)\n",
   );
   console.log(
-    table(
+    formatTable(
       ["measure", "p50 ms", "p99 ms", "deliveries/s"],
       [
         [
@@ -429,29 +428,7 @@ try {
       ],
     ),
   );
-
-  const handlers = allHandlers();
-  const sizes = await Promise.all(
-    handlers.map(
-      async (handler) => [handler, await bundleSize(join(projectRoot, handlerEntry(handler)))] as const,
-    ),
-  );
-  console.log("\nLambda bundles (minified ESM, @aws-sdk/* provided by the runtime)\n");
-  console.log(
-    table(
-      ["handler", "KiB"],
-      sizes.map(([handler, bytes]) => [handler, (bytes / 1024).toFixed(1)]),
-    ),
-  );
 } finally {
   await stack.stop();
   await rm(dataDir, { recursive: true, force: true });
-}
-
-function table(header: string[], body: string[][]): string {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...body.map((row) => (row[column] ?? "").length)),
-  );
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ");
-  return [line(header), line(widths.map((width) => "-".repeat(width))), ...body.map(line)].join("\n");
 }

@@ -43,9 +43,14 @@ export function formatTable(header: string[], body: string[][]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...body.map((row) => (row[column] ?? "").length)),
   );
+  // Columns of figures only are aligned on the right.
+  const numeric = header.map((_, column) => body.every((row) => /^[\d.x /%,-]*$/.test(row[column] ?? "")));
   const line = (cells: string[]) =>
     cells
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .map((cell, column) => {
+        const width = widths[column] ?? 0;
+        return numeric[column] ? cell.padStart(width) : cell.padEnd(width);
+      })
       .join("  ")
       .trimEnd();
   return [line(header), line(widths.map((width) => "-".repeat(width))), ...body.map(line)].join("\n");
