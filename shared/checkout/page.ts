@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { escapeHtml } from "../http/html.ts";
+import { cspHash, escapeHtml, pageHead } from "../http/html.ts";
 import { type HtmlReply, html } from "../http/reply.ts";
 
 /**
@@ -32,13 +31,13 @@ const STYLE = [
   "button:disabled{opacity:.6;cursor:progress}#status{min-height:1.5rem;color:var(--muted)}",
   ".note{color:var(--muted)}",
 ].join("");
-const STYLE_HASH = createHash("sha256").update(STYLE).digest("base64");
+const STYLE_HASH = cspHash(STYLE);
 
 function policy(apiOrigin: string): string {
   return [
     "default-src 'none'",
     `script-src ${apiOrigin}`,
-    `style-src 'sha256-${STYLE_HASH}'`,
+    `style-src ${STYLE_HASH}`,
     `connect-src ${apiOrigin}`,
     `frame-src ${apiOrigin}`,
     "form-action 'none'",
@@ -49,15 +48,7 @@ function policy(apiOrigin: string): string {
 
 function page(title: string, sandbox: boolean, content: string, script?: string): string {
   return [
-    "<!doctype html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="robots" content="noindex">',
-    `<title>${escapeHtml(title)}</title>`,
-    `<style>${STYLE}</style>`,
-    "</head>",
+    ...pageHead(title, STYLE),
     "<body>",
     sandbox
       ? '<p class="sandbox"><strong>Sandbox</strong>: no real payment is made. Test card 4242 4242 4242 4242, any future date, any CVC.</p>'
@@ -184,6 +175,6 @@ export function checkoutNotFoundPage(): HtmlReply {
     '<p class="note">This payment link is not valid. Check that you opened the whole link, or ask the merchant for a new one.</p>',
   ].join("\n");
   return html(404, page("Payment link not found", false, content), {
-    contentSecurityPolicy: `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; frame-ancestors 'none'; base-uri 'none'`,
+    contentSecurityPolicy: `default-src 'none'; style-src ${STYLE_HASH}; frame-ancestors 'none'; base-uri 'none'`,
   });
 }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { cspHash, escapeHtml, pageHead } from "../http/html.ts";
 import { type HtmlReply, html } from "../http/reply.ts";
 
 /**
@@ -25,7 +25,6 @@ const STYLE = [
   "button[value=approved]{background:#1f883d;color:#fff;border-color:#1f883d}",
   "p.note{color:#59636e;font-size:.9rem}",
 ].join("");
-const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 
 /**
  * Tells the framing page this step is done; the answer, if any, is read from the page (so the script
@@ -39,41 +38,24 @@ const NOTIFY_PARENT = [
   'window.parent.postMessage(JSON.stringify(m),"*")}',
 ].join("");
 
+const STYLE_HASH = cspHash(STYLE);
+const NOTIFY_PARENT_HASH = cspHash(NOTIFY_PARENT);
+
 function policy(returnUrl: string | null, withScript = false): string {
   const formTargets = ["'self'", ...(returnUrl ? [new URL(returnUrl).origin] : [])];
   return [
     "default-src 'none'",
-    `style-src ${sha256(STYLE)}`,
-    ...(withScript ? [`script-src ${sha256(NOTIFY_PARENT)}`] : []),
+    `style-src ${STYLE_HASH}`,
+    ...(withScript ? [`script-src ${NOTIFY_PARENT_HASH}`] : []),
     `form-action ${formTargets.join(" ")}`,
     "frame-ancestors *",
     "base-uri 'none'",
   ].join("; ");
 }
 
-const ESCAPES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => ESCAPES[character] as string);
-}
-
 function page(title: string, content: string, script = false): string {
   return [
-    "<!doctype html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="robots" content="noindex">',
-    `<title>${escapeHtml(title)}</title>`,
-    `<style>${STYLE}</style>`,
-    "</head>",
+    ...pageHead(title, STYLE),
     `<body>${content}${script ? `<script>${NOTIFY_PARENT}</script>` : ""}</body>`,
     "</html>",
   ].join("\n");
