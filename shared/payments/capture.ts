@@ -3,6 +3,7 @@ import { configurationForPayment } from "../gateways/routing.ts";
 import { ApiError, conflict, invalidField, privateKeyRequired } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { isId } from "../ids.ts";
+import { compareAmounts } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
 import { authorizeStep, autoCaptureOptions, cardPaymentOptions, readPayment } from "./authorize.ts";
 import { cancelAutoCapture } from "./auto-capture.ts";
@@ -47,6 +48,11 @@ export async function captureInvoice(
     : { payment: await paymentOf(request.caller, invoiceId) };
   const { invoice } = read.payment;
   if (fields.amount) checkAmount("amount", fields.amount, invoice.currency);
+  // A source authorizes the invoice's amount first: a capture of more is refused before anything moves.
+  const authorized = read.payment.current?.record.status === "authorized";
+  if (options && fields.amount && !authorized && compareAmounts(fields.amount, invoice.amount) > 0) {
+    throw invalidField("amount", `must be at most the invoice's amount, ${invoice.amount}`);
+  }
   if (authorizeOnly && options) {
     // Only the authorization, as `POST /authorize` makes it (the capture comes later, if asked for).
     const autoCapture = autoCaptureOptions(request, invoice, fields);
@@ -122,7 +128,7 @@ export function capturePlan(amount: string | undefined): FollowUpPlan {
   return {
     type: "capture",
     amount: (record) => amount ?? record.authorized_amount,
-    allowed: (record, _amount, now) => {
+    allowed: (record, captured, now) => {
       if (paymentMethodOf(record) === "native-apm") {
         if (record.status !== "pending") {
           throw conflict(
@@ -130,15 +136,19 @@ export function capturePlan(amount: string | undefined): FollowUpPlan {
             `The native payment of transaction ${record.id} is ${record.native_apm?.state ?? record.status}: it can be captured once its state is PENDING_CAPTURE.`,
           );
         }
-        return;
+      } else {
+        if (record.status !== "authorized") throw wrongState(record, "captured");
+        const deadline = Date.parse(record.authorized_at ?? "") + CAPTURE_WINDOW_MS;
+        if (now.getTime() >= deadline) {
+          throw conflict(
+            "request.transaction.capture-window-expired",
+            `The authorization of transaction ${record.id} is older than 7 days: it can no longer be captured.`,
+          );
+        }
       }
-      if (record.status !== "authorized") throw wrongState(record, "captured");
-      const deadline = Date.parse(record.authorized_at ?? "") + CAPTURE_WINDOW_MS;
-      if (now.getTime() >= deadline) {
-        throw conflict(
-          "request.transaction.capture-window-expired",
-          `The authorization of transaction ${record.id} is older than 7 days: it can no longer be captured.`,
-        );
+      // The write's condition guards it too; checked here so the answer names the field.
+      if (compareAmounts(captured, record.authorized_amount) > 0) {
+        throw invalidField("amount", `must be at most the authorized amount, ${record.authorized_amount}`);
       }
     },
   };

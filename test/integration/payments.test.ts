@@ -162,6 +162,35 @@ describe("authorize and capture", () => {
     },
   );
 
+  it("never captures more than is authorized: a 400 naming amount, with or without a source", async () => {
+    const captures = vi.spyOn(sandboxConnector, "capture");
+    const fresh = await invoice();
+    const withSource = await client.post(`/invoices/${fresh}/capture`, {
+      source: await card(),
+      amount: "10.01",
+    });
+    expect(withSource.status).toBe(400);
+    expect(withSource.body.invalid_fields).toEqual([
+      { name: "amount", message: "must be at most the invoice's amount, 10.00" },
+    ]);
+    // Refused before anything moved: the invoice was not even authorized.
+    expect((await client.get(`/invoices/${fresh}/transactions`)).body.transaction).toBeNull();
+
+    const { invoiceId } = await authorized();
+    const { status, body } = await client.post(`/invoices/${invoiceId}/capture`, { amount: "20.00" });
+    expect(status).toBe(400);
+    expect(body.invalid_fields).toEqual([
+      { name: "amount", message: "must be at most the authorized amount, 10.00" },
+    ]);
+    const tx = (await client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(tx).toMatchObject({ status: "authorized", captured_amount: "0.00" });
+    expect(captures).not.toHaveBeenCalled();
+    // The whole authorization still captures.
+    expect((await client.post(`/invoices/${invoiceId}/capture`, {})).body.transaction.captured_amount).toBe(
+      "10.00",
+    );
+  });
+
   it("refuses a capture more than 7 days after the authorization", async () => {
     const { invoiceId } = await authorized();
     const later = new Date(Date.now() + CAPTURE_WINDOW_MS + 1000);
