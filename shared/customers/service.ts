@@ -2,7 +2,7 @@ import type { PageRequest } from "../db/listing.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import { eventWrite, eventWrites } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
-import { ApiError, conflict, notFound } from "../http/errors.ts";
+import { ApiError, busy, notFound } from "../http/errors.ts";
 import { isId } from "../ids.ts";
 import { presentTokens } from "../tokens/present.ts";
 import { tokenDelete, tokenFromItem } from "../tokens/store.ts";
@@ -49,7 +49,7 @@ export async function getCustomer(caller: Caller, id: string) {
 const WRITE_ATTEMPTS = 3;
 
 const concurrentChange = (id: string) =>
-  conflict("request.customer.concurrent-update", `Customer ${id} is being changed by another request.`);
+  busy("request.customer.concurrent-update", `Customer ${id} is being changed by another request.`);
 
 /**
  * Changes the fields sent. The customer is read, changed and checked (its currency is immutable once

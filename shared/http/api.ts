@@ -4,7 +4,7 @@ import { IdempotencyKeyTaken, type TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
 import type { PublicKeyAccess } from "./access.ts";
 import { type AuthenticatedCaller, authenticate } from "./auth.ts";
-import { ApiError, notFound } from "./errors.ts";
+import { ApiError, BusyError, notFound } from "./errors.ts";
 import {
   acquire,
   answerForTakenKey,
@@ -297,17 +297,19 @@ function idempotency(
       const handle = context.api?.idempotency;
       if (!handle) return;
       const { status, body } = errorBody(error, context.api.requestId);
+      // A refusal is an answer worth replaying; a fault, or work still under way elsewhere (a busy
+      // 409), is not: the retry runs again.
+      const replayable = status < 500 && !(error instanceof BusyError);
       let taken: ReturnType<typeof answerForTakenKey> | undefined;
       if (handle.mode === "in-the-write" && error instanceof IdempotencyKeyTaken) {
         // A duplicate's transaction claimed the key first: its answer is this request's too.
         taken = answerForTakenKey(handle, error.existing);
-      } else if (handle.mode === "in-the-write" && status < 500) {
-        // A refusal is an answer worth replaying: stored, unless the key holds a first answer already.
+      } else if (handle.mode === "in-the-write" && replayable) {
+        // Stored, unless the key holds a first answer already.
         taken = await claimWithAnswer(handle, { statusCode: status, body: JSON.stringify(body) });
-      } else if (status < 500) {
+      } else if (replayable) {
         await complete(handle, { statusCode: status, body: JSON.stringify(body) });
       } else if (handle.mode === "lock") {
-        // A fault is not worth replaying: the retry must run again.
         await release(handle);
       }
       if (!taken) return;

@@ -63,3 +63,16 @@ export function errorTypeName(fieldPath: string): string {
 }
 
 export const conflict = (errorType: string, message: string) => new ApiError(409, errorType, message);
+
+/**
+ * A conflict with work still under way (another request holds or is changing the resource): the
+ * same request can succeed later, so it is never stored as an `Idempotency-Key`'s answer.
+ */
+export class BusyError extends ApiError {
+  constructor(errorType: string, message: string) {
+    super(409, errorType, message);
+    this.name = "BusyError";
+  }
+}
+
+export const busy = (errorType: string, message: string) => new BusyError(errorType, message);

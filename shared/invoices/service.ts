@@ -1,7 +1,14 @@
 import type { PageRequest } from "../db/listing.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
-import { conflict, errorTypeName, type InvalidField, notFound, validationFailed } from "../http/errors.ts";
+import {
+  busy,
+  conflict,
+  errorTypeName,
+  type InvalidField,
+  notFound,
+  validationFailed,
+} from "../http/errors.ts";
 import { isId } from "../ids.ts";
 import { parseInput } from "../validation/parse.ts";
 import { checkInvoiceWebhookUrl } from "../webhooks/url-policy.ts";
@@ -34,7 +41,7 @@ import {
 const UPDATE_ATTEMPTS = 3;
 
 const concurrentChange = (id: string) =>
-  conflict("request.invoice.concurrent-update", `Invoice ${id} is being changed by another request.`);
+  busy("request.invoice.concurrent-update", `Invoice ${id} is being changed by another request.`);
 
 const paymentAttempted = (id: string, action: "changed" | "deleted") =>
   conflict(

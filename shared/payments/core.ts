@@ -20,7 +20,7 @@ import { declineError } from "../gateways/errors.ts";
 import { configurationById, connectorOf } from "../gateways/routing.ts";
 import type { ApiRequest } from "../http/api.ts";
 import type { Caller, CredentialKind } from "../http/auth.ts";
-import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
+import { ApiError, busy, conflict, invalidField, notFound } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import { isId, sharedUlidId } from "../ids.ts";
 import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
@@ -110,12 +110,12 @@ export function initiatorOf(request: PaymentRequest): Initiator {
 export const ATTEMPTS = 4;
 
 export const inProgress = (id: string) =>
-  conflict(
+  busy(
     "request.transaction.operation-in-progress",
     `Another operation on transaction ${id} is in progress; retry later.`,
   );
 export const concurrentChange = (id: string) =>
-  conflict("request.transaction.concurrent-update", `Transaction ${id} is being changed by another request.`);
+  busy("request.transaction.concurrent-update", `Transaction ${id} is being changed by another request.`);
 export const wrongState = (record: TransactionRecord, action: string) =>
   conflict(
     "request.transaction.invalid-state",

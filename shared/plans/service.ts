@@ -3,7 +3,7 @@ import type { PageRequest } from "../db/listing.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import { eventWrite } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
-import { conflict, invalidField, notFound } from "../http/errors.ts";
+import { busy, conflict, invalidField, notFound } from "../http/errors.ts";
 import { PLAN_ID_PATTERN } from "../ids.ts";
 import { amountProblemIn, compareAmounts, isAmount } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
@@ -15,7 +15,7 @@ import { findPlan, insertPlan, listPlans, replacePlan, type VersionedPlan } from
 export const PLAN_CURSOR = { pattern: PLAN_ID_PATTERN, description: "a plan id" } as const;
 
 const concurrentChange = (id: string) =>
-  conflict("request.plan.concurrent-update", `Plan ${id} is being changed by another request.`);
+  busy("request.plan.concurrent-update", `Plan ${id} is being changed by another request.`);
 
 /** `POST /plans` */
 export async function createPlan(

@@ -6,7 +6,7 @@ import { type PageRequest, pageOfList } from "../db/listing.ts";
 import { type TransactItem, transactWrite } from "../db/transactions.ts";
 import { eventWrites } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
-import { ApiError, conflict, invalidField, notFound, validationFailed } from "../http/errors.ts";
+import { ApiError, busy, conflict, invalidField, notFound, validationFailed } from "../http/errors.ts";
 import { readFlag } from "../http/flags.ts";
 import type { Input } from "../http/input.ts";
 import { isId, newId } from "../ids.ts";
@@ -61,10 +61,7 @@ import {
 const MAX_AHEAD_DAYS = 2 * 366;
 
 const concurrentChange = (id: string) =>
-  conflict(
-    "request.subscription.concurrent-update",
-    `Subscription ${id} is being changed by another request.`,
-  );
+  busy("request.subscription.concurrent-update", `Subscription ${id} is being changed by another request.`);
 
 function inFuture(field: string, at: string | undefined | null, now: Date): Date | null {
   if (at === undefined || at === null) return null;

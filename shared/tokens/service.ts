@@ -26,7 +26,7 @@ import type {
 import { declineError } from "../gateways/errors.ts";
 import { cardGatewayConfiguration, connectorOf } from "../gateways/routing.ts";
 import type { Caller, CredentialKind } from "../http/auth.ts";
-import { conflict, notFound } from "../http/errors.ts";
+import { busy, conflict, notFound } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
 import {
   attemptOf,
@@ -80,10 +80,7 @@ export const NO_CUSTOMER_ACTION: Record<string, never> = {};
 const WRITE_ATTEMPTS = 3;
 
 const concurrentChange = (customerId: string) =>
-  conflict(
-    "request.customer.concurrent-update",
-    `Customer ${customerId} is being changed by another request.`,
-  );
+  busy("request.customer.concurrent-update", `Customer ${customerId} is being changed by another request.`);
 
 const tooManyTokens = (customerId: string) =>
   conflict(
@@ -392,10 +389,7 @@ export async function removeToken(caller: Caller, customerId: string, tokenId: s
 }
 
 const verificationInProgress = (tokenId: string) =>
-  conflict(
-    "request.token.verification-in-progress",
-    `Token ${tokenId} is being verified by another request.`,
-  );
+  busy("request.token.verification-in-progress", `Token ${tokenId} is being verified by another request.`);
 
 /** Verifies a card with the environment's card gateway. The opened secrets live for this call only. */
 async function verify(

@@ -1,6 +1,7 @@
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { dynamo } from "../../shared/db/client.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 
 const local = useInProcessApi("Idempotency test");
@@ -99,6 +100,38 @@ describe("Idempotency-Key on POST", () => {
     expect(retried.status).toBe(200);
     expect(retried.headers.get("idempotent-replayed")).toBeNull();
     expect(await totalCount()).toBe(before + 1);
+  });
+});
+
+describe("Idempotency-Key and work under way", () => {
+  it("does not store a 409 for an operation in progress: the same key's retry runs once it is over", async () => {
+    const card = (
+      await client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099, cvc2: "123" })
+    ).body.card.id;
+    const invoice = (await client.post("/invoices", { name: "Order", amount: "10.00", currency: "USD" })).body
+      .invoice.id;
+    // The authorization is held at the provider until the capture has been refused once.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const real = sandboxConnector.card.authorize.bind(sandboxConnector.card);
+    vi.spyOn(sandboxConnector.card, "authorize").mockImplementationOnce(async (request) => {
+      await held;
+      return real(request);
+    });
+    const authorizing = client.post(`/invoices/${invoice}/authorize`, { source: card });
+    // Once the authorization is reserved, a capture finds the transaction busy.
+    while ((await client.get(`/invoices/${invoice}/transactions`)).body.transaction === null);
+    const idempotencyKey = key();
+    const busy = await client.post(`/invoices/${invoice}/capture`, {}, { idempotencyKey });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error_type).toBe("request.transaction.operation-in-progress");
+    release();
+    expect((await authorizing).status).toBe(200);
+    const captured = await client.post(`/invoices/${invoice}/capture`, {}, { idempotencyKey });
+    expect(captured.status).toBe(200);
+    expect(captured.body.transaction.status).toBe("completed");
   });
 });
 
