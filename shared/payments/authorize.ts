@@ -30,11 +30,10 @@ import {
   paymentReply,
   recordedDecline,
   resolveAbandoned,
-  type Settlement,
-  settleOutcome,
   takeOver,
   transactionOf,
 } from "./core.ts";
+import { type FollowUpPlan, settleAuthorization } from "./follow-up.ts";
 import { authorizeInput } from "./schema.ts";
 import {
   currencyMismatch,
@@ -67,11 +66,10 @@ import {
 export type AuthorizeMode = "authorize" | "capture";
 
 /**
- * An authorization's end: the transaction (`reservedNext` when the write that settled it also
- * reserved the operation `AuthorizeOptions.reserveNext` asked for, for this request to perform), or the
- * answer.
+ * An authorization's end: the transaction (`captured` when the capture `AuthorizeOptions.capture` asked
+ * for was made with it and settled in the same write, with the request's answer), or the answer.
  */
-export type AuthorizeResult = { current: VersionedTransaction; reservedNext?: boolean } | { answer: Reply };
+export type AuthorizeResult = { current: VersionedTransaction; captured?: boolean } | { answer: Reply };
 
 export interface AuthorizeOptions {
   /** A card or customer token id; or, with `answer`, the `gway_req_` source that carried it. */
@@ -85,8 +83,11 @@ export interface AuthorizeOptions {
   channel: ThreeDSChannel;
   /** The scheme the payer chose among the card's (`preferred_scheme`); null: the card's own choice. */
   preferredScheme: string | null;
-  /** The operation to reserve in the very write that settles the authorization (`Settlement.reserveNext`). */
-  reserveNext?: Settlement["reserveNext"];
+  /**
+   * A capture with a source: the capture chained to the authorization's reservation, of `amount`
+   * (null: all of it), made right after an approval when `plan` allows it (`settleAuthorization`).
+   */
+  capture?: { plan: FollowUpPlan; amount: string | null };
   /** Only with authorize; fixed by the request that creates the transaction. */
   autoCaptureAt?: string | null;
   autoCaptureAmount?: string | null;
@@ -224,7 +225,7 @@ export async function authorizeStep(
         `Invoice ${known.id} is being paid with another source (transaction ${record.id}).`,
       );
     }
-    const next = await nextAttempt(request, known, current, options);
+    const next = await nextAttempt(request, known, current, options, mode);
     if (next === "again") continue;
     if ("answer" in next || !("held" in next)) return next;
     return runAuthorization(request, known, next.held, source, scheme, options, mode);
@@ -243,6 +244,7 @@ async function nextAttempt(
   invoice: Invoice,
   current: VersionedTransaction,
   options: AuthorizeOptions,
+  mode: AuthorizeMode,
   answer?: ThreeDSRoundAnswer,
 ): Promise<AuthorizeResult | { held: VersionedTransaction } | "again"> {
   const { record } = current;
@@ -253,7 +255,18 @@ async function nextAttempt(
     // An abandoned attempt is settled from what the gateway recorded; then this request goes on
     // from where that leaves the transaction.
     const held = await takeOver(current);
-    if (held) await resolveAbandoned({ request, invoice, answers: false }, held);
+    if (!held) return "again";
+    const { current: settled } = await resolveAbandoned({ request, invoice, answers: false }, held);
+    // A capture with a source cut off before it settled, and captured: this very capture's answer
+    // (as `followUp` answers a capture found abandoned).
+    const chained = record.pending.chained_capture;
+    const asked = options.capture ? (options.capture.amount ?? record.amount) : undefined;
+    const own = mode === "capture" && chained && asked && compareAmounts(chained.amount, asked) === 0;
+    if (own && settled.record.status === "completed") {
+      const reply = paymentReply(settled.record);
+      await transactWrite(request.commit(reply));
+      return { answer: reply };
+    }
     return "again";
   }
   if (openRound(record) && !answer) {
@@ -265,6 +278,7 @@ async function nextAttempt(
   const answered = answer ? threeDSAnswered(record, answer) : record;
   const next = reserved(answered, "authorization", record.amount, request.requestKey, {
     channel: options.channel,
+    ...(options.capture ? { thenCapture: options.capture.amount ?? record.amount } : {}),
   });
   const outcome = await commitTransition([
     transitionWrite(current, next, { status: "waiting", pending: null }),
@@ -296,7 +310,7 @@ async function answerRound(
     const { record } = current as VersionedTransaction;
     known = { ...known, transaction_id: record.id };
     const given = relation === "answers" && openRound(record) ? roundAnswer(answer) : undefined;
-    const next = await nextAttempt(request, known, current as VersionedTransaction, options, given);
+    const next = await nextAttempt(request, known, current as VersionedTransaction, options, mode, given);
     if (next === "again") continue;
     if ("answer" in next || !("held" in next)) return next;
     const source = await resolveSource(caller, known, record.token_id ?? record.card_id ?? "");
@@ -338,6 +352,7 @@ async function createTransaction(
       metadata: options.metadata,
       requestKey: request.requestKey,
       channel: options.channel,
+      ...(options.capture ? { thenCapture: options.capture.amount ?? invoice.amount } : {}),
     },
     nowIn(caller.environment),
   );
@@ -367,7 +382,7 @@ async function runAuthorization(
   held: VersionedTransaction,
   source: Source,
   scheme: string | null,
-  options: Pick<AuthorizeOptions, "initiator" | "reserveNext">,
+  options: Pick<AuthorizeOptions, "initiator" | "capture">,
   mode: AuthorizeMode,
 ): Promise<AuthorizeResult> {
   const { caller } = request;
@@ -394,20 +409,21 @@ async function runAuthorization(
     }),
   );
   const action = "outcome" in result && result.outcome.status === "customer-action";
-  // A capture with a source answers itself once the authorization is done, unless the customer
-  // must act first.
+  // A capture with a source answers with its capture, unless the customer must act first.
   const answers = mode === "authorize" || action;
-  const settled = await settleOutcome(
-    { request, invoice, answers, ...(options.reserveNext ? { reserveNext: options.reserveNext } : {}) },
+  const settled = await settleAuthorization(
+    { request, invoice, answers },
     held,
     result,
+    connector,
+    options.capture?.plan,
   );
   if (settled.refusal) {
     await cancelAutoCapture(settled.current.record);
     throw settled.refusal;
   }
   if (answers) return { answer: paymentReply(settled.current.record) };
-  return { current: settled.current, reservedNext: settled.current.record.pending !== null };
+  return { current: settled.current, captured: settled.captured };
 }
 
 /** The 3DS exchange offered with a reserved authorization, and the answer to its previous round. */

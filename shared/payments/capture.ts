@@ -16,7 +16,7 @@ import {
   recordedDecline,
   wrongState,
 } from "./core.ts";
-import { callAndSettle, type FollowUpPlan, followUp, reservedOnAuthorization } from "./follow-up.ts";
+import { type FollowUpPlan, followUp } from "./follow-up.ts";
 import { captureInput } from "./schema.ts";
 import type { VersionedTransaction } from "./store.ts";
 import { CAPTURE_WINDOW_MS, paymentMethodOf } from "./transaction.ts";
@@ -67,15 +67,13 @@ export async function captureInvoice(
   if (native && fields.source) {
     current = await nativePaymentToCapture(request, read.payment, fields.source);
   } else if (options) {
-    // The capture is reserved in the write that settles the authorization, then performed.
-    const plan = capturePlan(fields.amount ?? undefined);
-    const reserveNext = reservedOnAuthorization(request, plan);
-    const result = await authorizeStep(request, read, { ...options, reserveNext }, "capture");
+    // The capture is chained to the authorization: made right after its approval, settled with it.
+    const capture = { plan: capturePlan(fields.amount ?? undefined), amount: fields.amount ?? null };
+    const result = await authorizeStep(request, read, { ...options, capture }, "capture");
     if ("answer" in result) return result.answer;
-    if (result.reservedNext) {
-      const record = await callAndSettle(request, invoice, result.current);
-      await cancelAutoCapture(record);
-      return paymentReply(record);
+    if (result.captured) {
+      await cancelAutoCapture(result.current.record);
+      return paymentReply(result.current.record);
     }
     current = result.current;
   } else {

@@ -41,6 +41,7 @@ import {
   awaitingCustomer,
   awaitingCustomerInput,
   capturedWith,
+  chainedCaptureOf,
   customerAction,
   failedAttempt,
   followUpDeclined,
@@ -332,12 +333,6 @@ export interface Settlement {
   invoice: Invoice;
   /** Whether the settled operation is the request's own, so its answer is stored with it. */
   answers: boolean;
-  /**
-   * The operation to reserve, for this request, in the very write that settles an authorization
-   * as authorized (a capture with a source: one write instead of two, and nothing can come between).
-   * Undefined from it: the operation is not allowed now, and the request's next step refuses it.
-   */
-  reserveNext?: (authorized: TransactionRecord, now: Date) => TransactionRecord | undefined;
 }
 
 const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization" | "native-payment">, EventName[]> = {
@@ -348,51 +343,97 @@ const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization" | "native-pa
 };
 
 /**
+ * What the capture chained to an authorization (`PendingOperation.chained_capture`) became, for the write that
+ * settles the authorization: the provider's answer to it, or "reserved" when that answer is not
+ * known yet (the transaction is settled as authorized and held for the capture, which the recovery
+ * job settles). Not given: the capture was not made, and the authorization settles alone.
+ */
+export type ChainedResult = CallResult<RecordedOutcome> | "reserved";
+
+/** What one outcome makes of a transaction: its next state, the events and writes that go with it. */
+interface Step {
+  next: TransactionRecord;
+  events: PendingEvent[];
+  extra: TransactItem[];
+  /** Writes dropped when their condition fails (a card anonymized meanwhile). */
+  optional: TransactItem[];
+  /** The error the request answers, when the outcome is a refusal. */
+  refusal?: ApiError;
+}
+
+/**
  * Settles a held operation with what the provider answered (or recorded), in one DynamoDB
- * transaction with its events and, when it answers the request, the request's stored answer.
- * Returns the transaction as settled and the error to answer when the outcome is a refusal.
+ * transaction with its events and, when it answers the request, the request's stored answer (a
+ * refusal is stored by the HTTP core as the error answer it becomes). An authorization that chains
+ * a capture settles with it (`chained`): authorized then captured (or its capture declined) in the
+ * same write. Returns the transaction as settled and the error to answer when the outcome is a
+ * refusal.
  */
 export async function settleOutcome(
   settlement: Settlement,
   held: VersionedTransaction,
   result: CallResult<RecordedOutcome>,
+  chained?: ChainedResult,
 ): Promise<{ current: VersionedTransaction; refusal?: ApiError }> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
-  const scope = record.project_id;
   // Business time: what the settlement records (authorized_at starts the capture window).
   const now = nowIn(settlement.request.caller.environment);
-  const after = (next: TransactionRecord) => ({ record: next, version: held.version + 1 });
-  const expected: Expected = { status: record.status, pending: pending.id };
-  /**
-   * Writes `next` with its events; the request's answer goes with it only when it is a success
-   * (a refusal is stored by the HTTP core as the error answer it becomes).
-   */
-  const write = (
+  let step = settledStep(settlement.invoice, record, result, now);
+  if (chained !== undefined && pending.chained_capture && step.next.status === "authorized") {
+    const capturing = chainedCaptureOf(step.next, pending);
+    if (chained === "reserved") step = { ...step, next: capturing };
+    else {
+      const captured = settledStep(settlement.invoice, capturing, chained, now);
+      step = {
+        ...captured,
+        events: [...step.events, ...captured.events],
+        extra: [...step.extra, ...captured.extra],
+        optional: [...step.optional, ...captured.optional],
+      };
+    }
+  }
+  const { next, refusal } = step;
+  await commitSettlement(
+    held,
+    [
+      transitionWrite(held, next, { status: record.status, pending: pending.id }),
+      ...step.extra,
+      ...eventWrites(record.project_id, step.events, now),
+      ...(settlement.answers && !refusal
+        ? settlement.request.commit(operationReply(next, pending.type))
+        : []),
+    ],
+    step.optional,
+  );
+  const current = { record: next, version: held.version + 1 };
+  return refusal ? { current, refusal } : { current };
+}
+
+/** The step a held operation's outcome makes (see `settleOutcome`). */
+function settledStep(
+  invoice: Invoice,
+  record: TransactionRecord,
+  result: CallResult<RecordedOutcome>,
+  now: Date,
+): Step {
+  const pending = record.pending as PendingOperation;
+  const scope = record.project_id;
+  const step = (
     next: TransactionRecord,
     names: EventName[],
-    options: { extra?: TransactItem[]; optional?: TransactItem[]; refused?: boolean } = {},
-  ) =>
-    commitSettlement(
-      held,
-      [
-        transitionWrite(held, next, expected),
-        ...(options.extra ?? []),
-        ...eventWrites(scope, events(settlement.invoice, next, names), now),
-        ...(settlement.answers && !options.refused
-          ? settlement.request.commit(operationReply(next, pending.type))
-          : []),
-      ],
-      options.optional ?? [],
-    );
+    options: { extra?: TransactItem[]; optional?: TransactItem[]; refusal?: ApiError } = {},
+  ): Step => ({
+    next,
+    events: events(invoice, next, names),
+    extra: options.extra ?? [],
+    optional: options.optional ?? [],
+    ...(options.refusal ? { refusal: options.refusal } : {}),
+  });
 
   if ("notDone" in result) {
-    const next = failedAttempt(record, result.notDone, now);
-    await write(next, [], { refused: true });
-    return {
-      current: after(next),
-      refusal: new ApiError(502, result.notDone.errorType, result.notDone.message),
-    };
+    const refusal = new ApiError(502, result.notDone.errorType, result.notDone.message);
+    return step(failedAttempt(record, result.notDone, now), [], { refusal });
   }
 
   if (pending.type === "authorization") {
@@ -403,48 +444,37 @@ export async function settleOutcome(
       const next = awaitingCustomer(record, outcome.round, outcome.customerAction, now);
       const token = next.authentication?.token as string;
       const opens = record.authentication === null;
-      await write(next, opens ? ["invoice.pending"] : [], {
+      return step(next, opens ? ["invoice.pending"] : [], {
         extra: opens ? [exchangePut(token, { kind: "transaction", scope, transactionId: record.id })] : [],
       });
-      return { current: after(next) };
     }
     // The card's CVC was used by this authorization: it is dropped, with the checks' results.
-    const cardWrite = [cardCheckedWrite(scope, record.card_id ?? "", outcome.checks)];
+    const optional = [cardCheckedWrite(scope, record.card_id ?? "", outcome.checks)];
     if (outcome.status === "declined") {
       const next = authorizationDeclined(record, outcome, outcome.threeDS, now);
-      await write(next, ["transaction.failed"], { optional: cardWrite, refused: true });
-      return { current: after(next), refusal: declineError(outcome) };
+      return step(next, ["transaction.failed"], { optional, refusal: declineError(outcome) });
     }
-    const authorized = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
-    const next = settlement.reserveNext?.(authorized, now) ?? authorized;
-    await write(next, ["transaction.authorized"], { optional: cardWrite });
-    return { current: after(next) };
+    const next = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
+    return step(next, ["transaction.authorized"], { optional });
   }
 
   if (pending.type === "native-payment") {
     const outcome = result.outcome as NativePaymentOutcome;
     if (outcome.status === "declined") {
       // The customer may try again (another email, another code): the transaction keeps its state.
-      const next = failedAttempt(record, outcome, now);
-      await write(next, [], { refused: true });
-      return { current: after(next), refusal: declineError(outcome) };
+      return step(failedAttempt(record, outcome, now), [], { refusal: declineError(outcome) });
     }
     if (outcome.status === "customer-input") {
-      const next = awaitingCustomerInput(record, outcome.parameters, outcome.message, now);
-      await write(next, []);
-      return { current: after(next) };
+      return step(awaitingCustomerInput(record, outcome.parameters, outcome.message, now), []);
     }
-    const next = pendingCapture(record, outcome.gatewayReference, outcome.message, now);
-    await write(next, ["invoice.pending"]);
-    return { current: after(next) };
+    return step(pendingCapture(record, outcome.gatewayReference, outcome.message, now), ["invoice.pending"]);
   }
 
   const type = pending.type;
   const outcome = result.outcome as CaptureOutcome;
   if (outcome.status === "declined") {
     const next = followUpDeclined(record, outcome, now);
-    await write(next, type === "capture" ? ["transaction.failed"] : [], { refused: true });
-    return { current: after(next), refusal: declineError(outcome) };
+    return step(next, type === "capture" ? ["transaction.failed"] : [], { refusal: declineError(outcome) });
   }
   const next =
     type === "capture"
@@ -454,8 +484,7 @@ export async function settleOutcome(
         : type === "refund"
           ? refunded(record, now)
           : incremented(record, now);
-  await write(next, FOLLOW_UP_EVENTS[type]);
-  return { current: after(next) };
+  return step(next, FOLLOW_UP_EVENTS[type]);
 }
 
 // ─── Abandoned reservations ─────────────────────────────────────────────────────────────────────
@@ -487,8 +516,10 @@ const INTERRUPTED: Declined = {
 /**
  * Settles a taken-over reservation from what the provider recorded under its reference. An
  * operation the provider never received is settled as a failed attempt (the transaction keeps its
- * state). Throws the 504 when the provider cannot tell yet: the reservation then lapses again for a
- * later try.
+ * state). An approved authorization that chains a capture settles with what the provider recorded
+ * of the capture, if anything (a capture it never received was not made: the transaction is left
+ * authorized). Throws the 504 when the provider cannot tell yet: the reservation then lapses again
+ * for a later try.
  */
 export async function resolveAbandoned(
   settlement: Settlement,
@@ -498,10 +529,15 @@ export async function resolveAbandoned(
   const pending = record.pending as PendingOperation;
   const connector = await connectorFor(record);
   const found = await lookupOrUnknown(connector, record, pending.type, pending.id);
+  const chained =
+    pending.chained_capture && found?.status === "approved"
+      ? await lookupOrUnknown(connector, record, "capture", pending.chained_capture.id)
+      : undefined;
   const settled = await settleOutcome(
     settlement,
     held,
     found === undefined ? { notDone: INTERRUPTED } : { outcome: found },
+    chained === undefined ? undefined : { outcome: chained },
   );
   logger.info("Abandoned operation settled from what the gateway recorded", {
     transaction_id: record.id,

@@ -1,8 +1,11 @@
 import { nowIn } from "../clock.ts";
+import type { AuthorizeOutcome, PaymentConnector, RecordedOutcome } from "../gateways/connector.ts";
+import type { ApiError } from "../http/errors.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
 import {
   ATTEMPTS,
+  type CallResult,
   callConnector,
   cardOperations,
   concurrentChange,
@@ -17,6 +20,8 @@ import {
 } from "./core.ts";
 import { commitTransition, type Expected, transitionWrite, type VersionedTransaction } from "./store.ts";
 import {
+  authorizedWith,
+  chainedCaptureOf,
   leaseExpired,
   type newRefund,
   type PendingOperation,
@@ -100,38 +105,14 @@ export async function followUp(
   throw concurrentChange(start.record.id);
 }
 
-/**
- * `plan` reserved in the write that settles an authorization (`Settlement.reserveNext`), when it is allowed
- * on the authorized transaction; the request then performs it with `callAndSettle`.
- */
-export function reservedOnAuthorization(
-  request: PaymentRequest,
-  plan: FollowUpPlan,
-): Settlement["reserveNext"] {
-  return (authorized, now) => {
-    const amount = plan.amount(authorized);
-    try {
-      plan.allowed(authorized, amount, now);
-    } catch {
-      // Not now: the request's `followUp` meets the same refusal and answers it.
-      return undefined;
-    }
-    return reserved(authorized, plan.type, amount, request.requestKey, {
-      refund: plan.refund?.(authorized, amount, now),
-    });
-  };
-}
-
-/** Calls the connector for a held follow-up operation and settles its outcome as the request's answer. */
-export async function callAndSettle(
-  request: PaymentRequest,
-  invoice: Invoice,
+/** Calls the connector for a held follow-up operation (its `pending`): what the provider answered. */
+function followUpCall(
+  connector: PaymentConnector,
   held: VersionedTransaction,
-): Promise<TransactionRecord> {
+): Promise<CallResult<RecordedOutcome>> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
   const type = pending.type as FollowUpPlan["type"];
-  const connector = await connectorFor(record);
   const operation = {
     scope: record.project_id,
     gatewayReference: record.gateway_reference ?? "",
@@ -139,7 +120,7 @@ export async function callAndSettle(
     amount: pending.amount,
     currency: record.currency,
   };
-  const result = await callConnector(connector, held, type, () =>
+  return callConnector(connector, held, type, () =>
     type === "capture"
       ? connector.capture(operation)
       : type === "void"
@@ -148,7 +129,68 @@ export async function callAndSettle(
           ? connector.refund(operation)
           : cardOperations(connector, record).incrementAuthorization(operation),
   );
+}
+
+/** Calls the connector for a held follow-up operation and settles its outcome as the request's answer. */
+async function callAndSettle(
+  request: PaymentRequest,
+  invoice: Invoice,
+  held: VersionedTransaction,
+): Promise<TransactionRecord> {
+  const result = await followUpCall(await connectorFor(held.record), held);
   const settled = await settleOutcome({ request, invoice, answers: true }, held, result);
   if (settled.refusal) throw settled.refusal;
   return settled.current.record;
+}
+
+/**
+ * Settles an authorization's outcome. When its reservation chains a capture (a capture with a
+ * source: `PendingOperation.chained_capture`), the authorization was approved and `plan` allows the capture on
+ * it, the capture is made first, under the same reservation, and both settle in one write that
+ * answers the request (`captured`). A capture whose outcome is unknown is written reserved, for the
+ * recovery job, and its 504 thrown. Otherwise the authorization settles alone.
+ */
+export async function settleAuthorization(
+  settlement: Settlement,
+  held: VersionedTransaction,
+  result: CallResult<RecordedOutcome>,
+  connector: PaymentConnector,
+  plan: FollowUpPlan | undefined,
+): Promise<{ current: VersionedTransaction; refusal?: ApiError; captured: boolean }> {
+  const pending = held.record.pending as PendingOperation;
+  const approved = "outcome" in result && result.outcome.status === "approved";
+  const capturing =
+    approved && pending.chained_capture && plan
+      ? chainedCapture(settlement, held, result.outcome, plan)
+      : undefined;
+  if (!capturing) return { ...(await settleOutcome(settlement, held, result)), captured: false };
+  let captured: CallResult<RecordedOutcome>;
+  try {
+    captured = await followUpCall(connector, { record: capturing, version: held.version });
+  } catch (error) {
+    await settleOutcome(settlement, held, result, "reserved");
+    throw error;
+  }
+  const settled = await settleOutcome({ ...settlement, answers: true }, held, result, captured);
+  return { ...settled, captured: true };
+}
+
+/** The transaction held for its chained capture once authorized; undefined when `plan` refuses it now. */
+function chainedCapture(
+  settlement: Settlement,
+  held: VersionedTransaction,
+  outcome: RecordedOutcome,
+  plan: FollowUpPlan,
+): TransactionRecord | undefined {
+  const pending = held.record.pending as PendingOperation;
+  const now = nowIn(settlement.request.caller.environment);
+  const { gatewayReference, threeDS } = outcome as Extract<AuthorizeOutcome, { status: "approved" }>;
+  const capturing = chainedCaptureOf(authorizedWith(held.record, gatewayReference, threeDS, now), pending);
+  try {
+    plan.allowed(capturing, pending.chained_capture?.amount ?? "", now);
+    return capturing;
+  } catch {
+    // Not now: the request's own capture (`followUp`) meets the same refusal and answers it.
+    return undefined;
+  }
 }

@@ -123,6 +123,19 @@ export interface PendingOperation {
    * cardholder (the open exchange's own on a later round).
    */
   three_d_s?: ThreeDSAttempt | null;
+  /**
+   * For an authorization: the capture chained to it (a capture with a source), made under the same
+   * reservation right after an approval and settled in the same write. Its reference is fixed here,
+   * so whoever settles an abandoned reservation can ask the provider about both operations.
+   */
+  chained_capture?: ChainedCapture | null;
+}
+
+/** A capture chained to an authorization's reservation: its reference and the amount it captures. */
+export interface ChainedCapture {
+  id: string;
+  type: "capture";
+  amount: string;
 }
 
 /** `pending` while a 3DS round is open; otherwise what the connector reported. */
@@ -193,6 +206,8 @@ export interface NewTransaction {
   requestKey: string | null;
   /** Where the cardholder would authenticate, should the issuer ask (card payments). */
   channel?: ThreeDSChannel;
+  /** The amount of a capture chained to the first authorization (a capture with a source). */
+  thenCapture?: string;
 }
 
 /** A new transaction, reserved for its first authorization. */
@@ -238,7 +253,10 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     created_at: at,
   };
   const first: PendingType = input.paymentMethod === "native-apm" ? "native-payment" : "authorization";
-  return reserved(record, first, input.invoice.amount, input.requestKey, { channel: input.channel });
+  return reserved(record, first, input.invoice.amount, input.requestKey, {
+    ...(input.channel ? { channel: input.channel } : {}),
+    ...(input.thenCapture === undefined ? {} : { thenCapture: input.thenCapture }),
+  });
 }
 
 export function paymentMethodOf(record: TransactionRecord): PaymentMethod {
@@ -271,12 +289,12 @@ export function reserved(
   type: PendingType,
   amount: string,
   requestKey: string | null,
-  extra: { refund?: Refund; channel?: ThreeDSChannel } = {},
+  extra: { refund?: Refund; channel?: ThreeDSChannel; thenCapture?: string; id?: string } = {},
 ): TransactionRecord {
   return {
     ...record,
     pending: {
-      id: newId("operation"),
+      id: extra.id ?? newId("operation"),
       type,
       amount,
       request_key: requestKey,
@@ -284,8 +302,22 @@ export function reserved(
       refund: extra.refund ?? null,
       three_d_s:
         type === "authorization" ? attemptOf(record.authentication, extra.channel ?? "browser") : null,
+      ...(extra.thenCapture === undefined
+        ? {}
+        : { chained_capture: { id: newId("operation"), type: "capture", amount: extra.thenCapture } }),
     },
   };
+}
+
+/**
+ * An authorization just settled as authorized, held for the capture its reservation chained (same
+ * reference, same request), which is then settled as any capture is.
+ */
+export function chainedCaptureOf(authorized: TransactionRecord, held: PendingOperation): TransactionRecord {
+  if (!held.chained_capture) throw new Error(`The authorization of ${authorized.id} chains no capture`);
+  return reserved(authorized, "capture", held.chained_capture.amount, held.request_key, {
+    id: held.chained_capture.id,
+  });
 }
 
 /**

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
-import { dynamo } from "../../shared/db/client.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { SANDBOX_APM_SUCCESS_EMAIL } from "../../shared/gateways/sandbox/native-apm.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
+import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
 
 /** The spec's native APM flow through the sandbox APM (issue 10). */
@@ -295,17 +295,10 @@ describe("native APM money rules", () => {
   it("settles a step cut by a crash from what the provider recorded (recovery job)", async () => {
     const [invoiceId, id] = [await invoice(), await paymentId()];
     await pay(invoiceId, id, { email: SANDBOX_APM_SUCCESS_EMAIL });
-    const send = dynamo.send.bind(dynamo);
-    let transactions = 0;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation(((command: { constructor: { name: string } }) => {
-      // The reservation, then the settlement: the settlement is lost.
-      if (command.constructor.name === "TransactWriteCommand" && ++transactions === 2) {
-        return Promise.reject(new Error("process killed"));
-      }
-      return send(command as never);
-    }) as never);
+    // The reservation, then the settlement: the settlement is lost.
+    const restore = killedAtTransaction(2);
     expect((await pay(invoiceId, id, { token: "123456" })).status).toBe(500);
-    spy.mockRestore();
+    restore();
     const held = (await client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
     expect(held.status).toBe("waiting");
     vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + OPERATION_LEASE_MS + 1000));

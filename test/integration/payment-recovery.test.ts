@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
-import { dynamo } from "../../shared/db/client.ts";
 import { OutcomeUnknown } from "../../shared/gateways/connector.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
+import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
 
 /**
@@ -139,17 +139,10 @@ describe("the recovery job", () => {
   /** Authorizes with the settlement cut off (a crash after the gateway call); returns the invoice. */
   async function crashedAfterGateway(number = "4242424242424242"): Promise<string> {
     const [invoice, source] = [await invoiceId(), await cardId(number)];
-    const send = dynamo.send.bind(dynamo);
-    let transactions = 0;
-    const spy = vi.spyOn(dynamo, "send").mockImplementation(((command: { constructor: { name: string } }) => {
-      // The first transaction creates the reservation; the second is the settlement.
-      if (command.constructor.name === "TransactWriteCommand" && ++transactions === 2) {
-        return Promise.reject(new Error("process killed"));
-      }
-      return send(command as never);
-    }) as never);
+    // The first transaction creates the reservation; the second is the settlement.
+    const restore = killedAtTransaction(2);
     expect((await client.post(`/invoices/${invoice}/authorize`, { source })).status).toBe(500);
-    spy.mockRestore();
+    restore();
     expect((await transactionOf(invoice)).status).toBe("waiting");
     return invoice;
   }
@@ -231,10 +224,12 @@ describe("the recovery job", () => {
 });
 
 describe("a capture with a source", () => {
-  it("reserves the capture in the write that settles the authorization: nothing comes between", async () => {
+  const realLookup = sandboxConnector.lookup.bind(sandboxConnector);
+
+  it("holds authorization and capture under one reservation and settles both in one write", async () => {
     const [invoice, source] = [await invoiceId(), await cardId()];
     const real = sandboxConnector.capture.bind(sandboxConnector);
-    // While the capture is at the provider, the transaction is already authorized and held for it.
+    // While the capture is at the provider, the transaction is still held by the one reservation.
     let seenDuringCapture: { status: string } | undefined;
     let voidDuringCapture: string | undefined;
     vi.spyOn(sandboxConnector, "capture").mockImplementationOnce(async (request) => {
@@ -245,8 +240,13 @@ describe("a capture with a source", () => {
     const paid = await client.post(`/invoices/${invoice}/capture`, { source });
     expect(paid.status).toBe(200);
     expect(paid.body.transaction.status).toBe("completed");
-    expect(seenDuringCapture?.status).toBe("authorized");
+    expect(seenDuringCapture?.status).toBe("waiting");
     expect(voidDuringCapture).toBe("request.transaction.operation-in-progress");
+    expect(paid.body.transaction.operations.map((op: { type: string }) => op.type)).toEqual([
+      "request",
+      "authorization",
+      "capture",
+    ]);
     expect((await eventNamesOfTransaction(scope(), paid.body.transaction.id)).sort()).toEqual([
       "invoice.completed",
       "transaction.authorized",
@@ -273,5 +273,104 @@ describe("a capture with a source", () => {
     // The merchant's retry captures nothing twice: the transaction is captured already.
     await client.post(`/invoices/${invoice}/capture`, { source });
     expect((await transactionOf(invoice)).captured_amount).toBe("10.00");
+  });
+
+  it("records a capture declined after its authorization in the same write: failed, both events", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId("4000000000000010")];
+    const declined = await client.post(`/invoices/${invoice}/capture`, { source });
+    expect(declined.status).toBe(400);
+    expect(declined.body.error_type).toBe("gateway.declined");
+    const tx = await transactionOf(invoice);
+    expect(tx).toMatchObject({ status: "failed", authorized_amount: "10.00", captured_amount: "0.00" });
+    expect(tx.operations.map((op: { type: string; success: boolean }) => [op.type, op.success])).toEqual([
+      ["request", true],
+      ["authorization", true],
+      ["capture", false],
+    ]);
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual([
+      "transaction.authorized",
+      "transaction.failed",
+    ]);
+  });
+
+  it("stays reserved while the provider cannot tell about the capture, and a later run settles it", async () => {
+    const { invoice } = await crashedCapture();
+    afterLeases();
+    vi.spyOn(sandboxConnector, "lookup").mockImplementation(async (request) => {
+      if (request.kind === "capture") throw new Error("gateway unreachable");
+      return realLookup(request);
+    });
+    expect(await recover()).toMatchObject({ found: 1, unknown: 1 });
+    expect((await transactionOf(invoice)).status).toBe("waiting");
+    vi.mocked(sandboxConnector.lookup).mockRestore();
+    // The failed run took the reservation over: it lapses again before the next run can settle it.
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + 3 * OPERATION_LEASE_MS));
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    expect((await transactionOf(invoice)).status).toBe("completed");
+  });
+
+  /** A capture with a source whose one settlement is cut off (a crash after the provider calls). */
+  async function crashedCapture(idempotencyKey?: string): Promise<{ invoice: string; source: string }> {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    // The reserved transaction, then the one settlement of both operations: lost.
+    const restore = killedAtTransaction(2);
+    const cut = await client.post(`/invoices/${invoice}/capture`, { source }, { idempotencyKey });
+    restore();
+    expect(cut.status).toBe(500);
+    expect((await transactionOf(invoice)).status).toBe("waiting");
+    return { invoice, source };
+  }
+
+  it("is settled by the recovery job from both records of the provider, with all its events", async () => {
+    const captures = vi.spyOn(sandboxConnector, "capture");
+    const { invoice } = await crashedCapture();
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    const tx = await transactionOf(invoice);
+    expect(tx).toMatchObject({ status: "completed", authorized_amount: "10.00", captured_amount: "10.00" });
+    expect((await eventNamesOfTransaction(scope(), tx.id)).sort()).toEqual([
+      "invoice.completed",
+      "transaction.authorized",
+      "transaction.captured",
+    ]);
+    expect(captures).toHaveBeenCalledTimes(1);
+  });
+
+  it("is left authorized when the provider never received the capture, and the retry captures", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    // The process dies between the two provider calls: the authorization is recorded, not the capture.
+    vi.spyOn(sandboxConnector, "capture").mockRejectedValueOnce(new Error("process killed"));
+    vi.spyOn(sandboxConnector, "lookup").mockRejectedValueOnce(new Error("process killed"));
+    expect((await client.post(`/invoices/${invoice}/capture`, { source })).status).toBe(504);
+    vi.restoreAllMocks();
+    // The lookup's failure left the capture reserved on the authorized transaction; the job settles
+    // it from the provider's record: never received, so nothing was captured.
+    expect((await transactionOf(invoice)).status).toBe("authorized");
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, notDone: 1 });
+    const tx = await transactionOf(invoice);
+    expect(tx).toMatchObject({ status: "authorized", captured_amount: "0.00" });
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["transaction.authorized"]);
+    const retried = await client.post(`/invoices/${invoice}/capture`, { source });
+    expect(retried.body.transaction).toMatchObject({ status: "completed", captured_amount: "10.00" });
+  });
+
+  it("answers the merchant's retry with its capture once the lease is over, calling no provider again", async () => {
+    const idempotencyKey = `chained-${Date.now()}`;
+    const { invoice, source } = await crashedCapture(idempotencyKey);
+    const authorizations = vi.spyOn(sandboxConnector.card, "authorize");
+    const captures = vi.spyOn(sandboxConnector, "capture");
+    expect((await client.post(`/invoices/${invoice}/capture`, { source }, { idempotencyKey })).status).toBe(
+      409,
+    );
+    afterLeases();
+    const retried = await client.post(`/invoices/${invoice}/capture`, { source }, { idempotencyKey });
+    expect(retried.status).toBe(200);
+    expect(retried.body.transaction).toMatchObject({ status: "completed", captured_amount: "10.00" });
+    expect(authorizations).not.toHaveBeenCalled();
+    expect(captures).not.toHaveBeenCalled();
+    // Stored as the key's answer: a later replay is the same.
+    const replay = await client.post(`/invoices/${invoice}/capture`, { source }, { idempotencyKey });
+    expect(replay.body).toEqual(retried.body);
   });
 });
