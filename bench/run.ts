@@ -33,6 +33,7 @@ const stack = await startLocalStack({
 // Imported after the stack set the environment the shared code reads at import.
 const { dynamo, dynamoCallCount } = await import("../shared/db/client.ts");
 const { GetCommand, PutCommand, TransactWriteCommand } = await import("@aws-sdk/lib-dynamodb");
+const { ulid } = await import("ulid");
 
 const { project_id, private_key } = stack.credentials.sandbox;
 const authorization = `Basic ${Buffer.from(`${project_id}:${private_key}`).toString("base64")}`;
@@ -147,6 +148,34 @@ const invoiceBody = {
   tax: { amount: "21.65", rate: "20" },
 };
 
+/** The items of the one DynamoDB transaction `request` sends (as JSON, to be sent again). */
+async function transactionOf(request: () => Promise<unknown>): Promise<string> {
+  const send = dynamo.send.bind(dynamo);
+  let items: unknown;
+  dynamo.send = ((command: { input: { TransactItems?: unknown } }) => {
+    items ??= command.input.TransactItems;
+    return send(command as never);
+  }) as typeof dynamo.send;
+  try {
+    await request();
+  } finally {
+    dynamo.send = send;
+  }
+  if (!items) throw new Error("The request sent no DynamoDB transaction");
+  return JSON.stringify(items);
+}
+
+/** Captured items with every ULID in them (ids, keys) replaced by a fresh one, so each write is new. */
+function underFreshIds(items: string): never[] {
+  const fresh = new Map<string, string>();
+  return JSON.parse(
+    items.replace(/[0-9A-HJKMNP-TV-Z]{26}/g, (id) => {
+      if (!fresh.has(id)) fresh.set(id, ulid());
+      return fresh.get(id) as string;
+    }),
+  );
+}
+
 try {
   // Raw DynamoDB Local from this process: the floor under every API figure.
   const tableName = stack.tableName;
@@ -154,36 +183,13 @@ try {
   const rawPut = await bench("DynamoDB Local PutItem (raw)", (i) =>
     dynamo.send(new PutCommand({ TableName: tableName, Item: rawItem(i) })),
   );
-  // The items a create writes, in one transaction: the resource, its count, its event, the events' count.
-  const counter = (shard: number, entity: string) => ({
-    Update: {
-      TableName: tableName,
-      Key: { pk: `bench#counter`, sk: `${entity}#${shard}` },
-      UpdateExpression: "ADD #count :one",
-      ExpressionAttributeNames: { "#count": "count" },
-      ExpressionAttributeValues: { ":one": 1 },
-    },
-  });
-  let written = 0;
-  const rawTransact = await bench("DynamoDB Local TransactWriteItems (raw, a create's 4 items)", () => {
-    const i = written++;
-    return dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: tableName,
-              Item: { ...rawItem(i), pk: `bench#created#${i}` },
-              ConditionExpression: "attribute_not_exists(pk)",
-            },
-          },
-          counter(i % 8, "customer"),
-          { Put: { TableName: tableName, Item: { ...rawItem(i), pk: `bench#event#${i}` } } },
-          counter(i % 8, "event"),
-        ],
-      }),
-    );
-  });
+  // The very items a create writes, in one transaction (the resource with its index keys, its
+  // count, its event in the outbox, the events' count): those of one POST /customers, taken from
+  // the wire and sent again under fresh ids.
+  const createItems = await transactionOf(() => call("POST", "/customers", customerBody));
+  const rawTransact = await bench("DynamoDB Local TransactWriteItems (raw, a create's 4 items)", () =>
+    dynamo.send(new TransactWriteCommand({ TransactItems: underFreshIds(createItems) })),
+  );
   Object.assign(rows.at(-1) as Row, { baseline: "PutItem", ratio: rawTransact.p50 / rawPut.p50 });
   const rawGet = await bench("DynamoDB Local GetItem (raw)", (i) =>
     dynamo.send(
