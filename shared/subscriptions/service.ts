@@ -1,3 +1,4 @@
+import { usableCard } from "../cards/service.ts";
 import { nowIn } from "../clock.ts";
 import { config } from "../config.ts";
 import { findCustomer } from "../customers/store.ts";
@@ -132,6 +133,10 @@ export async function createSubscription(
   const fields = parseInput(createSubscriptionInput, input);
   if (!isId("customer", fields.customer_id)) throw notFound("customer", fields.customer_id);
   const now = nowIn(caller.environment);
+  // A card source is read in the same round as the customer and the plan; its refusal, if any,
+  // is raised at its turn (by the token's creation).
+  const card = fields.source && isId("card", fields.source) ? usableCard(caller, fields.source) : undefined;
+  card?.catch(() => {});
   const [customer, { terms, planId, trialPeriod }] = await Promise.all([
     findCustomer(caller.projectId, fields.customer_id),
     termsOf(caller, fields),
@@ -192,9 +197,13 @@ export async function createSubscription(
   let created: Subscription;
   if (isId("card", fields.source)) {
     let made: Subscription | undefined;
-    await createToken(caller, customer.id, { source: fields.source }, (token) => {
+    const commitWith = (token: { id: string }) => {
       made = build(token.id);
       return writes(made);
+    };
+    await createToken(caller, customer.id, { source: fields.source }, commitWith, undefined, {
+      customer,
+      card,
     });
     created = made as Subscription;
   } else {

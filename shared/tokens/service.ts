@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { routingScheme, withChecks } from "../cards/card.ts";
 import { cardCredentials, usableCard } from "../cards/service.ts";
 import { cardCheckedWrite, cardUsableCheck } from "../cards/store.ts";
+import type { Customer } from "../customers/customer.ts";
 import {
   type DefaultOnCreate,
   defaultTokenWrite,
@@ -88,12 +89,23 @@ const tooManyTokens = (customerId: string) =>
     `Customer ${customerId} has as many tokens as a customer may have.`,
   );
 
+/**
+ * What a caller that makes a token as part of its own request (a subscription paid by card) already
+ * read in its first round trip: the customer, and the reading of the source card (its refusal is
+ * raised at its turn here).
+ */
+export interface Preread {
+  customer: Customer;
+  card?: ReturnType<typeof usableCard> | undefined;
+}
+
 export async function createToken(
   caller: Caller,
   customerId: string,
   input: unknown,
   commit: (presented: PresentedToken) => TransactItem[],
   now = new Date(),
+  preread?: Preread,
 ): Promise<PresentedToken> {
   const fields = parseInput(createTokenInput, input);
   if (!isId("customer", customerId)) throw notFound("customer", customerId);
@@ -101,8 +113,8 @@ export async function createToken(
   const id = newId("token");
   // Both are read before a card is sent to the gateway: the verification needs a customer to go to.
   const [card, firstRead] = await Promise.all([
-    fields.source !== undefined ? usableCard(caller, fields.source) : undefined,
-    findCustomer(scope, customerId),
+    fields.source !== undefined ? (preread?.card ?? usableCard(caller, fields.source)) : undefined,
+    preread?.customer ?? findCustomer(scope, customerId),
   ]);
   if (!firstRead) throw notFound("customer", customerId);
 

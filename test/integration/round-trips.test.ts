@@ -75,4 +75,29 @@ describe("DynamoDB round trips on a request's path", () => {
     expect(captured.trips).toMatchObject({ sequential: 3, providerCalls: 1 });
     expect((captured.body.transaction as { status: string }).status).toBe("completed");
   });
+
+  it("subscribes a customer with a card in three: one read, the schedule, one transaction", async () => {
+    const client = api(local.url, local.project.sandbox);
+    await client.post("/plans", {
+      id: "round-trips-monthly",
+      name: "Monthly",
+      amount: "9.99",
+      currency: "EUR",
+      interval: "1m",
+      trial_period: "1d",
+    });
+    const customer = (await client.post("/customers", { first_name: "Ada" })).body.customer as { id: string };
+    const card = (await client.post("/cards", cardNumber)).body.card as { id: string };
+    // Customer, plan and card read together; the trial's end scheduled (the local stack's scheduler
+    // keeps its schedules in the table; in AWS it is EventBridge Scheduler); the subscription, its
+    // customer token and their events in one transaction.
+    const subscribed = await tripsOf(() =>
+      client.post("/subscriptions", {
+        customer_id: customer.id,
+        source: card.id,
+        plan_id: "round-trips-monthly",
+      }),
+    );
+    expect(subscribed.trips).toMatchObject({ calls: 5, sequential: 3 });
+  });
 });

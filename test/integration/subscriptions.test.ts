@@ -457,6 +457,23 @@ describe("subscription rules", () => {
     });
     expect(answer.status).toBe(404);
     expect(answer.body.error_type).toBe("resource.token.not-found");
+
+    // A card that does not exist: a 404 naming the card, unless the customer is missing too.
+    const terms = { name: "M", amount: "1.00", currency: "EUR", interval: "1m" };
+    const unknownCard = "card_01M84S3FFYEXWNG0NKFFA8DSVQ";
+    const noCard = await env.client.post("/subscriptions", {
+      ...terms,
+      customer_id: customerId,
+      source: unknownCard,
+    });
+    expect([noCard.status, noCard.body.error_type]).toEqual([404, "resource.card.not-found"]);
+    const neither = await env.client.post("/subscriptions", {
+      ...terms,
+      customer_id: "cust_01M84S3FGY2MHCWYY3WXF23S9H",
+      source: unknownCard,
+    });
+    expect([neither.status, neither.body.error_type]).toEqual([404, "resource.customer.not-found"]);
+    expect((await env.client.get(`/customers/${customerId}/subscriptions`)).body.subscriptions).toEqual([]);
   });
 
   it("applies changed terms from the next iteration on", async () => {
