@@ -8,17 +8,18 @@ import { processIsAlive, processStartTime } from "../../lib/local/stack-file.ts"
 const stateOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
 
 /**
- * A zombie: a child of `sleep`, which never reaps its children. The shell starts `true` in the
- * background, prints its pid, and becomes `sleep` itself.
+ * A zombie: a child of `sleep`, which never reaps its children. The shell starts a short `sleep` in
+ * the background, prints its pid, and becomes the long `sleep` itself; the child ends after that
+ * (a child that ended before the `exec` could be reaped by the shell, and leave no zombie).
  */
 async function zombie(): Promise<{ pid: number; release(): void }> {
-  const parent = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], {
+  const parent = spawn("sh", ["-c", "sleep 0.3 & echo $!; exec sleep 30"], {
     stdio: ["ignore", "pipe", "ignore"],
   });
   const pid = await new Promise<number>((done) =>
     parent.stdout.once("data", (chunk: Buffer) => done(Number(chunk))),
   );
-  for (let tries = 0; stateOf(pid) !== "Z" && tries < 100; tries += 1) await sleep(10);
+  for (let tries = 0; stateOf(pid) !== "Z" && tries < 300; tries += 1) await sleep(10);
   return { pid, release: () => parent.kill("SIGKILL") };
 }
 
