@@ -4,13 +4,12 @@ import { failedConditions } from "../db/transactions.ts";
 import { type EventName, eventWrites, type PendingEvent } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError } from "../http/errors.ts";
-import { newInvoice, presentInvoice } from "../invoices/invoice.ts";
+import { type Invoice, newInvoice, presentInvoice } from "../invoices/invoice.ts";
 import type { InvoiceInput } from "../invoices/schema.ts";
-import { findInvoice, insertInvoice } from "../invoices/store.ts";
+import { insertInvoice } from "../invoices/store.ts";
 import { logger } from "../observability/logger.ts";
 import { captureInvoice } from "../payments/capture.ts";
-import { serviceRequest } from "../payments/core.ts";
-import { findTransactionRecord } from "../payments/store.ts";
+import { paymentOf, serviceRequest } from "../payments/core.ts";
 import { presentTransaction, type TransactionRecord } from "../payments/transaction.ts";
 import { daysBefore } from "../plans/interval.ts";
 import { findEnvironment } from "../projects/environment.ts";
@@ -139,24 +138,31 @@ async function charge(
         `Subscription ${subscription.id} iteration ${job.iteration} is due at ${due.toISOString()}`,
       );
     }
-    const invoiceId = await attemptInvoice(context, current);
-    if (invoiceId === undefined) continue;
-    const payment = await pay(caller, subscription, invoiceId);
+    const attempt = await attemptInvoice(context, current);
+    if (attempt === undefined) continue;
+    const payment = await pay(caller, subscription, attempt);
+    // The change is conditional on the subscription as the attempt's record left it.
     const committed =
       payment.status === "paid"
-        ? await recordPaid(context, current, payment)
-        : await recordDeclined(context, current, payment);
+        ? await recordPaid(context, attempt.current, payment)
+        : await recordDeclined(context, attempt.current, payment);
     if (committed === "committed") return payment.status === "paid" ? "charged" : "declined";
   }
   throw new Error(`Subscription ${job.subscriptionId} kept changing while charging it`);
 }
 
-/** The invoice of the current attempt: made once, with the attempt's record; undefined: re-read. */
-async function attemptInvoice(context: Context, current: VersionedSubscription): Promise<string | undefined> {
+/**
+ * The invoice of the current attempt: made once, with the attempt's record (the subscription as it
+ * then stands is returned with it); undefined: re-read.
+ */
+async function attemptInvoice(
+  context: Context,
+  current: VersionedSubscription,
+): Promise<{ invoiceId: string; fresh: boolean; current: VersionedSubscription } | undefined> {
   const subscription = current.subscription;
   const made = subscription.attempt;
   if (made?.iteration === subscription.iteration && made.number === currentAttemptNumber(subscription)) {
-    return made.invoice_id;
+    return { invoiceId: made.invoice_id, fresh: false, current };
   }
   const terms = chargedTerms(subscription);
   const input = {
@@ -174,11 +180,15 @@ async function attemptInvoice(context: Context, current: VersionedSubscription):
     ...newInvoice(context.caller, input as InvoiceInput, context.now),
     subscription_id: subscription.id,
   };
+  const attempted = withAttempt(subscription, invoice.id, context.now);
   try {
     const outcome = await insertInvoice(invoice, { customerId: subscription.customer_id }, [
-      subscriptionReplace(current, withAttempt(subscription, invoice.id, context.now)),
+      subscriptionReplace(current, attempted),
     ]);
-    if (outcome === "created") return invoice.id;
+    if (outcome === "created") {
+      const after = { ...current, subscription: attempted, version: current.version + 1 };
+      return { invoiceId: invoice.id, fresh: true, current: after };
+    }
   } catch (error) {
     // Another run made this attempt's invoice (or changed the subscription) first: read again.
     if (failedConditions(error)?.length) return undefined;
@@ -189,11 +199,12 @@ async function attemptInvoice(context: Context, current: VersionedSubscription):
   return undefined;
 }
 
+/** How an attempt's payment ended, with its invoice as it then stood (for the events). */
 type Payment =
-  | { status: "paid"; invoiceId: string; transaction: TransactionRecord }
+  | { status: "paid"; invoice: Invoice; transaction: TransactionRecord }
   | {
       status: "declined";
-      invoiceId: string;
+      invoice: Invoice;
       transaction: TransactionRecord | null;
       code: string;
       message: string;
@@ -205,44 +216,51 @@ type Payment =
  * the payment path (one transaction per invoice: a repeat finds the payment as it stands). A
  * payment in flight or a gateway that could not answer throws: the job runs again later.
  */
-async function pay(caller: Caller, subscription: Subscription, invoiceId: string): Promise<Payment> {
-  const transactionOf = async () => {
-    const invoice = await findInvoice(caller.projectId, invoiceId);
-    const id = invoice?.invoice.transaction_id;
-    return id ? (await findTransactionRecord(caller.projectId, id))?.record : undefined;
+async function pay(
+  caller: Caller,
+  subscription: Subscription,
+  { invoiceId, fresh }: { invoiceId: string; fresh: boolean },
+): Promise<Payment> {
+  // Invoice and transaction in one round trip (`paymentOf`); an invoice this run just made has none.
+  const paymentNow = async () => {
+    const { invoice, current } = await paymentOf(caller, invoiceId);
+    return { invoice, transaction: current?.record };
   };
-  const before = await transactionOf();
-  if (before && (before.status === "completed" || before.status === "refunded")) {
-    return { status: "paid", invoiceId, transaction: before };
+  const before = fresh ? undefined : await paymentNow();
+  const earlier = before?.transaction;
+  if (before && earlier && (earlier.status === "completed" || earlier.status === "refunded")) {
+    return { status: "paid", invoice: before.invoice, transaction: earlier };
   }
-  if (before?.status !== "failed") {
+  if (earlier?.status !== "failed") {
     try {
       await captureInvoice(serviceRequest(caller), invoiceId, { source: subscription.token_id });
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      const after = await transactionOf();
-      if (after?.status === "failed") return declinedPayment(invoiceId, after);
+      const after = await paymentNow();
+      if (after.transaction?.status === "failed") return declinedPayment(after.invoice, after.transaction);
       return {
         status: "declined",
-        invoiceId,
-        transaction: after ?? null,
+        invoice: after.invoice,
+        transaction: after.transaction ?? null,
         code: error.errorType,
         message: error.message,
         doNotRetry: false,
       };
     }
   }
-  const after = await transactionOf();
-  if (!after) throw new Error(`Invoice ${invoiceId} of subscription ${subscription.id} has no transaction`);
-  if (after.status === "failed") return declinedPayment(invoiceId, after);
-  if (after.status !== "completed") throw new Error(`The payment of invoice ${invoiceId} is ${after.status}`);
-  return { status: "paid", invoiceId, transaction: after };
+  const { invoice, transaction } = await paymentNow();
+  if (!transaction)
+    throw new Error(`Invoice ${invoiceId} of subscription ${subscription.id} has no transaction`);
+  if (transaction.status === "failed") return declinedPayment(invoice, transaction);
+  if (transaction.status !== "completed")
+    throw new Error(`The payment of invoice ${invoiceId} is ${transaction.status}`);
+  return { status: "paid", invoice, transaction };
 }
 
-function declinedPayment(invoiceId: string, transaction: TransactionRecord): Payment {
+function declinedPayment(invoice: Invoice, transaction: TransactionRecord): Payment {
   return {
     status: "declined",
-    invoiceId,
+    invoice,
     transaction,
     code: transaction.error_code ?? "card.declined",
     message: transaction.error_message ?? "The payment was declined.",
@@ -260,11 +278,9 @@ function isRefusal(error: unknown): error is ApiError {
   return true;
 }
 
-async function paymentData(caller: Caller, payment: Payment) {
-  const invoice = await findInvoice(caller.projectId, payment.invoiceId);
-  if (!invoice) throw new Error(`Invoice ${payment.invoiceId} is missing`);
+function paymentData(payment: Payment) {
   return {
-    invoice: presentInvoice(invoice.invoice),
+    invoice: presentInvoice(payment.invoice),
     transaction: payment.transaction ? presentTransaction(payment.transaction) : null,
   };
 }
@@ -288,12 +304,7 @@ async function recordPaid(
   // iteration not yet due, or done, and does nothing.
   await scheduleNextCharge(caller, next);
   return commitSubscriptionChange(
-    changeWrites(
-      current,
-      next,
-      subscriptionEvents(next, now, names, await paymentData(caller, payment)),
-      now,
-    ),
+    changeWrites(current, next, subscriptionEvents(next, now, names, paymentData(payment)), now),
   );
 }
 
@@ -305,7 +316,7 @@ async function recordDeclined(
   const { caller, now } = context;
   const subscription = current.subscription;
   const failed = declined(subscription, { code: payment.code, message: payment.message }, now);
-  const data = await paymentData(caller, payment);
+  const data = paymentData(payment);
   if (outOfRetries(subscription, payment.doNotRetry)) {
     const ended = canceled(failed, CANCELED_FOR_NON_PAYMENT, now);
     return commitSubscriptionChange(
