@@ -24,7 +24,7 @@ import {
   timestamp,
 } from "../validation/fields.ts";
 import * as z from "../validation/zod.ts";
-import { webhookUrl } from "../webhooks/url-policy.ts";
+import { webhookUrl } from "../webhooks/url-field.ts";
 
 /**
  * The input rules of an invoice (spec: Invoice, InvoiceDetail, InvoiceRisk, InvoiceDevice,

@@ -2,7 +2,7 @@ import { CARD_SCHEMES } from "../cards/card-number.ts";
 import { sourceField, threeDSFields } from "../three-d-s/schema.ts";
 import { booleanField, choice, httpUrl, metadata, text } from "../validation/fields.ts";
 import * as z from "../validation/zod.ts";
-import { webhookUrl } from "../webhooks/url-policy.ts";
+import { webhookUrl } from "../webhooks/url-field.ts";
 
 /**
  * What customer token requests take. `source` is a card id (`card_…`) of the same environment;

@@ -1,7 +1,7 @@
+import { isIPv4, isIPv6 } from "node:net";
 // The package's table of codes alone: validating a code needs neither its locales (the package
 // entry registers every one, ~700 KB) nor the name search of `index.js` (19 KiB with diacritics).
 import countryCodes from "i18n-iso-countries/codes.json" with { type: "json" };
-import ipaddr from "ipaddr.js";
 import { currencyDigits } from "../money.ts";
 import * as z from "./zod.ts";
 
@@ -73,8 +73,9 @@ function isHttpUrl(value: string): boolean {
 }
 
 /**
- * An IPv4 address in dotted-quad form or an IPv6 address, kept as sent; `""` → null. The short
- * IPv4 forms `ipaddr.isValid` also takes (`1`, `0x7f.1`) are refused: nobody means them.
+ * An IPv4 address in dotted-quad form or an IPv6 address, kept as sent; `""` → null (Node's own
+ * `net.isIPv4`/`isIPv6`). The short IPv4 forms some parsers also take (`1`, `0x7f.1`) and leading
+ * zeros (`01.2.3.4`, which some read as octal) are refused: nobody means them.
  */
 export const ipAddress = z.preprocess(
   blankIsNull,
@@ -82,7 +83,7 @@ export const ipAddress = z.preprocess(
     z.nullable(
       z.string("must be an IP address").check(
         z.maxLength(100, "must be an IP address"),
-        z.refine((value) => ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value), {
+        z.refine((value) => isIPv4(value) || isIPv6(value), {
           message: "must be a valid IPv4 or IPv6 address",
         }),
       ),

@@ -9,7 +9,8 @@ import { type ProjectEnvironment, presentProject } from "../projects/environment
 import { parseInput } from "../validation/parse.ts";
 import * as z from "../validation/zod.ts";
 import { newWebhookSigningSecret } from "./signature.ts";
-import { assertWebhookUrlAllowed, webhookUrl } from "./url-policy.ts";
+import { webhookUrl } from "./url-field.ts";
+import { assertWebhookUrlAllowed } from "./url-policy.ts";
 
 /**
  * An environment's webhook settings, kept on its project item: `webhook_url` (where its events

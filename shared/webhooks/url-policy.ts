@@ -1,9 +1,8 @@
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import { invalidField } from "../http/errors.ts";
-import { httpUrl } from "../validation/fields.ts";
-import * as z from "../validation/zod.ts";
 import { webhookSettings } from "./settings.ts";
+import { CREDENTIALS_REFUSED, hasCredentials } from "./url-field.ts";
 
 /**
  * Where webhooks may go (SSRF protection). A webhook URL is checked when it is set and again at
@@ -21,33 +20,12 @@ import { webhookSettings } from "./settings.ts";
  * ranges, nor an IPv6 address that embeds an IPv4 one (mapped addresses are judged as IPv4, NAT64,
  * 6to4 and Teredo are refused). IPv6 must be within 2000::/3.
  *
- * In every mode a webhook URL carries no credentials (`https://user:password@host/`): the password
- * would go to the receiver and show wherever the URL is shown (the project, the delivery log).
+ * In every mode a webhook URL carries no credentials (`url-field.ts`, the field's own rules).
  */
 export interface WebhookUrlPolicy {
   requireHttps: boolean;
   allowPrivateNetwork: boolean;
 }
-
-const CREDENTIALS_REFUSED = "must not contain a user name or password";
-
-function hasCredentials(url: URL): boolean {
-  return url.username !== "" || url.password !== "";
-}
-
-/**
- * A `webhook_url` field (of a project, an invoice, a customer token): an absolute http(s) URL
- * without credentials; `""` → null. Where it may point is checked by `assertWebhookUrlAllowed`.
- */
-export const webhookUrl = httpUrl.check(
-  z.refine(
-    (value) => {
-      if (value === null || value === undefined || !URL.canParse(value)) return true;
-      return !hasCredentials(new URL(value));
-    },
-    { message: CREDENTIALS_REFUSED },
-  ),
-);
 
 export function policyFor(environment: { sandbox: boolean }): WebhookUrlPolicy {
   if (!environment.sandbox) return { requireHttps: true, allowPrivateNetwork: false };

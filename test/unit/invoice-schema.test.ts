@@ -123,6 +123,8 @@ describe("invoice input", () => {
     ["device.channel", { device: { channel: "tv" } }],
     ["device.ip_address", { device: { ip_address: "300.1.1.1" } }],
     ["device.ip_address", { device: { ip_address: "1" } }],
+    ["device.ip_address", { device: { ip_address: "01.2.3.4" } }],
+    ["device.ip_address", { device: { ip_address: "::ffff:01.2.3.4" } }],
     ["shipping.amount", { shipping: { amount: "-0.01" } }],
     ["shipping.method", { shipping: { method: "pigeon" } }],
     ["shipping.provider", { shipping: { provider: "p".repeat(33) } }],
@@ -186,7 +188,13 @@ describe("invoice input", () => {
   });
 
   it("accepts IPv4 and IPv6 addresses, absolute http(s) URLs and the descriptor's characters", () => {
-    for (const ip_address of ["192.168.0.1", "::1", "2001:db8::8a2e:370:7334"]) {
+    for (const ip_address of [
+      "192.168.0.1",
+      "::1",
+      "2001:db8::8a2e:370:7334",
+      "::ffff:1.2.3.4",
+      "fe80::1%eth0",
+    ]) {
       expect(() => parseInput(createInvoiceInput, { ...minimal, device: { ip_address } })).not.toThrow();
     }
     const fields = parseInput(createInvoiceInput, {
