@@ -419,7 +419,9 @@ async function runAuthorization(
     options.capture?.plan,
   );
   if (settled.refusal) {
-    await cancelAutoCapture(settled.current.record);
+    // A capture chained to an approved authorization may fail alone: the authorization stands, and
+    // so does its automatic capture.
+    if (settled.current.record.status !== "authorized") await cancelAutoCapture(settled.current.record);
     throw settled.refusal;
   }
   if (answers) return { answer: paymentReply(settled.current.record) };

@@ -120,6 +120,39 @@ describe("auto_capture_at", () => {
     await expect(captureJob(duplicate)).resolves.toEqual({ outcome: "nothing-to-capture" });
   });
 
+  it("stays when a capture after a 3DS challenge fails alone: the authorization stands", async () => {
+    const card = await client.post("/cards", { number: "4000000000000101", exp_month: 12, exp_year: 2099 });
+    const invoiceId: string = (
+      await client.post("/invoices", { name: "Order", amount: "10.00", currency: "USD" })
+    ).body.invoice.id;
+    const at = new Date(clock.now().getTime() + HOUR).toISOString();
+    const challenged = await client.post(`/invoices/${invoiceId}/authorize`, {
+      source: card.body.card.id,
+      auto_capture_at: at,
+    });
+    expect(challenged.body.customer_action.type).toBe("url");
+    // The shopper approves on the challenge page; the web library then captures with the card, and
+    // the gateway fails that capture and records nothing.
+    const page = await fetch(challenged.body.customer_action.value, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "result=approved",
+    });
+    expect(page.status).toBe(200);
+    vi.spyOn(sandboxConnector, "capture").mockRejectedValueOnce(new Error("connection reset"));
+    const failed = await client.post(`/invoices/${invoiceId}/capture`, { source: card.body.card.id });
+    expect([failed.status, failed.body.error_type], JSON.stringify(failed.body)).toEqual([
+      502,
+      "gateway.error",
+    ]);
+    const tx = (await client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(tx).toMatchObject({ status: "authorized", auto_capture_at: at, captured_amount: "0.00" });
+    expect(await scheduledJob(invoiceId)).toBeDefined();
+    // A void then drops it (and leaves no job for the other tests' scheduler ticks).
+    expect((await client.post(`/invoices/${invoiceId}/void`, {})).status).toBe(200);
+    expect(await scheduledJob(invoiceId)).toBeUndefined();
+  });
+
   it("is cancelled by a manual capture", async () => {
     const { invoiceId } = await authorizedWithAutoCapture();
     expect((await client.post(`/invoices/${invoiceId}/capture`, {})).status).toBe(200);
