@@ -260,7 +260,7 @@ async function nextAttempt(
     // A capture with a source cut off before it settled, and captured: this very capture's answer
     // (as `followUp` answers a capture found abandoned).
     const chained = record.pending.chained_capture;
-    const asked = options.capture ? (options.capture.amount ?? record.amount) : undefined;
+    const asked = options.capture ? captureAmountOf(options.capture, record) : undefined;
     const own = mode === "capture" && chained && asked && compareAmounts(chained.amount, asked) === 0;
     if (own && settled.record.status === "completed") {
       const reply = paymentReply(settled.record);
@@ -278,12 +278,23 @@ async function nextAttempt(
   const answered = answer ? threeDSAnswered(record, answer) : record;
   const next = reserved(answered, "authorization", record.amount, request.requestKey, {
     channel: options.channel,
-    ...(options.capture ? { thenCapture: options.capture.amount ?? record.amount } : {}),
+    ...(options.capture ? { thenCapture: captureAmountOf(options.capture, record) } : {}),
   });
   const outcome = await commitTransition([
     transitionWrite(current, next, { status: "waiting", pending: null }),
   ]);
   return outcome === "committed" ? { held: { record: next, version: current.version + 1 } } : "again";
+}
+
+/**
+ * What a capture with a source captures: the `amount` it names, else what the request that met the
+ * 3DS round asked for (`requested_capture_amount`), else the whole invoice.
+ */
+function captureAmountOf(
+  capture: NonNullable<AuthorizeOptions["capture"]>,
+  record: TransactionRecord,
+): string {
+  return capture.amount ?? record.requested_capture_amount ?? record.amount;
 }
 
 /**

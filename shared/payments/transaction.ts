@@ -182,6 +182,12 @@ export interface TransactionRecord {
   /** The 3DS exchange, once the issuer asked for the cardholder (kept after it ends). */
   authentication: ThreeDSExchange | null;
   pending: PendingOperation | null;
+  /**
+   * The amount a capture with a source asked to capture, kept while the cardholder authenticates:
+   * the request that completes the payment after the 3DS round (often the shopper's browser, whose
+   * public key sends no `amount`) captures that amount, not the whole invoice.
+   */
+  requested_capture_amount?: string | null;
   metadata: Record<string, string>;
   sandbox: boolean;
   created_at: string;
@@ -471,6 +477,8 @@ export function awaitingCustomer(
     ...settled(record),
     status: "waiting",
     three_d_s_status: "pending",
+    requested_capture_amount:
+      record.pending?.chained_capture?.amount ?? record.requested_capture_amount ?? null,
     authentication: roundAsked(record.authentication, attempt, round, action),
     operations: [...record.operations, operation("three_d_s_check", record.amount, true, null, now)],
   };

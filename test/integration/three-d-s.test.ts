@@ -94,6 +94,31 @@ describe("the sandbox 3DS challenge page", () => {
     expect(capture.body.transaction.status).toBe("completed");
   });
 
+  it("captures the amount the merchant asked for once the shopper, with the public key, completes the challenge", async () => {
+    const card = await client.post("/cards", {
+      number: CHALLENGE_CARD,
+      exp_month: 12,
+      exp_year: 2099,
+      cvc2: "123",
+    });
+    const invoiceId: string = (
+      await client.post("/invoices", { name: "Order", amount: "10.00", currency: "USD" })
+    ).body.invoice.id;
+    // The merchant's server captures part of the invoice; the issuer asks for a challenge first.
+    const asked = await client.post(`/invoices/${invoiceId}/capture`, {
+      source: card.body.card.id,
+      amount: "4.00",
+    });
+    expect(asked.body.customer_action.type).toBe("url");
+    expect((await answer(asked.body.customer_action.value, "approved")).status).toBe(200);
+    // The shopper's browser completes it with the public key, which sends no amount.
+    const shopper = api(local.url, { project_id: local.project.sandbox.project_id, private_key: "" });
+    const paid = await shopper.post(`/invoices/${invoiceId}/capture`, { source: card.body.card.id });
+    expect(paid.status).toBe(200);
+    const tx = (await client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(tx).toMatchObject({ status: "completed", authorized_amount: "10.00", captured_amount: "4.00" });
+  });
+
   it("records a failure; authorizing again is declined with card.failed-three-d-s and recorded as failed", async () => {
     const { invoiceId, source, url } = await challenged();
     expect((await answer(url, "failed")).status).toBe(200);
