@@ -19,7 +19,7 @@ import {
 import { type FollowUpPlan, followUp } from "./follow-up.ts";
 import { captureInput } from "./schema.ts";
 import type { VersionedTransaction } from "./store.ts";
-import { CAPTURE_WINDOW_MS, paymentMethodOf } from "./transaction.ts";
+import { CAPTURE_WINDOW_MS, capturedFor, paymentMethodOf } from "./transaction.ts";
 
 /**
  * `POST /invoices/{id}/capture`: captures the invoice's authorization (all of it, or `amount`),
@@ -87,6 +87,12 @@ export async function captureInvoice(
     );
   }
   if (current.record.status === "failed") throw recordedDecline(current.record);
+  if (capturedFor(current.record, request.requestKey)) {
+    // This request's own capture, settled after it was cut off (by the recovery job): its answer.
+    const reply = paymentReply(current.record);
+    await transactWrite(request.commit(reply));
+    return reply;
+  }
   const record = await followUp(request, invoice, current, capturePlan(fields.amount ?? undefined));
   await cancelAutoCapture(record);
   return paymentReply(record);

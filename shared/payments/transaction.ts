@@ -88,6 +88,11 @@ export interface Operation {
   success: boolean;
   error_code: string | null;
   created_at: string;
+  /**
+   * Kept, not presented: the `Idempotency-Key` of the request that reserved a capture, so its retry
+   * gets the capture as its answer even when the recovery job settled it (`capturedFor`).
+   */
+  request_key?: string | null;
 }
 
 export type RefundReason = "customer_request" | "duplicate" | "fraud";
@@ -513,13 +518,23 @@ export function authorizationDeclined(
 
 export function capturedWith(record: TransactionRecord, chargedBack: boolean, now: Date): TransactionRecord {
   const amount = pendingAmount(record);
+  const capture = {
+    ...operation("capture", amount, true, null, now),
+    request_key: record.pending?.request_key ?? null,
+  };
   return {
     ...settled(record),
     status: "completed",
     captured_amount: amount,
     chargedback: chargedBack,
-    operations: [...record.operations, operation("capture", amount, true, null, now)],
+    operations: [...record.operations, capture],
   };
+}
+
+/** Whether the transaction was captured for the request with this `Idempotency-Key` (its retry). */
+export function capturedFor(record: TransactionRecord, requestKey: string | null): boolean {
+  if (requestKey === null || record.status !== "completed") return false;
+  return record.operations.some((op) => op.type === "capture" && op.success && op.request_key === requestKey);
 }
 
 export function voided(record: TransactionRecord, now: Date): TransactionRecord {
@@ -669,7 +684,7 @@ export function presentTransaction(record: TransactionRecord) {
     token_id: record.token_id,
     card_id: record.card_id,
     gateway_configuration_id: record.gateway_configuration_id,
-    operations: record.operations,
+    operations: record.operations.map(({ request_key: _kept, ...presented }) => presented),
     refunds: record.refunds,
     name: record.name,
     amount: record.amount,

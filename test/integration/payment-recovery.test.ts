@@ -275,6 +275,26 @@ describe("a capture with a source", () => {
     expect((await transactionOf(invoice)).captured_amount).toBe("10.00");
   });
 
+  it("answers the merchant's retry with its capture when the recovery job settled it first", async () => {
+    const idempotencyKey = `recovered-${Date.now()}`;
+    const { invoice, source } = await crashedCapture(idempotencyKey);
+    afterLeases();
+    expect(await recover()).toMatchObject({ found: 1, settled: 1 });
+    const captures = vi.spyOn(sandboxConnector, "capture");
+    const retried = await client.post(`/invoices/${invoice}/capture`, { source }, { idempotencyKey });
+    expect(retried.status).toBe(200);
+    expect(retried.body.transaction).toMatchObject({ status: "completed", captured_amount: "10.00" });
+    expect(retried.body.transaction.operations.at(-1)).not.toHaveProperty("request_key");
+    expect(captures).not.toHaveBeenCalled();
+    // Another request (another key, or none) is told the invoice is captured already.
+    const other = await client.post(
+      `/invoices/${invoice}/capture`,
+      { source },
+      { idempotencyKey: `${idempotencyKey}-2` },
+    );
+    expect([other.status, other.body.error_type]).toEqual([409, "request.transaction.invalid-state"]);
+  });
+
   it("records a capture declined after its authorization in the same write: failed, both events", async () => {
     const [invoice, source] = [await invoiceId(), await cardId("4000000000000010")];
     const declined = await client.post(`/invoices/${invoice}/capture`, { source });
