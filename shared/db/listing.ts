@@ -107,6 +107,31 @@ export async function countIndexPartition(indexName: IndexName, partition: strin
   return count;
 }
 
+/** Every item of one partition of an index, every page of it read in turn: for small partitions. */
+export async function indexPartitionItems(
+  indexName: IndexName,
+  partition: string,
+): Promise<Record<string, unknown>[]> {
+  const index = TABLE.indexes[indexName];
+  const items: Record<string, unknown>[] = [];
+  let exclusiveStartKey: QueryCommandOutput["LastEvaluatedKey"];
+  do {
+    const output = await dynamo.send(
+      new QueryCommand({
+        TableName: config.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: "#pk = :pk",
+        ExpressionAttributeNames: { "#pk": index.partitionKey },
+        ExpressionAttributeValues: { ":pk": partition },
+        ExclusiveStartKey: exclusiveStartKey,
+      }),
+    );
+    items.push(...(output.Items ?? []));
+    exclusiveStartKey = output.LastEvaluatedKey;
+  } while (exclusiveStartKey);
+  return items;
+}
+
 /**
  * The page `queryPage` would give, from a whole list already read: for the few items of one
  * partition (a customer's tokens), read in one query rather than through the listing index.

@@ -1,10 +1,9 @@
-import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
-import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
-import { TABLE } from "../db/table.ts";
+import { indexPartitionItems, type Page, type PageRequest, queryPage } from "../db/listing.ts";
 import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import type { Subscription } from "./subscription.ts";
 
@@ -89,22 +88,6 @@ export async function listSubscriptions(scope: Scope, page: PageRequest): Promis
 
 /** Every subscription of a customer (a handful): one query of the second access path. */
 export async function customerSubscriptions(scope: Scope, customerId: string): Promise<Subscription[]> {
-  const index = TABLE.indexes.gsi2;
-  const found: Subscription[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        IndexName: index.name,
-        KeyConditionExpression: "#pk = :pk",
-        ExpressionAttributeNames: { "#pk": index.partitionKey },
-        ExpressionAttributeValues: { ":pk": keys.customerSubscriptionsPartition(scope, customerId) },
-        ExclusiveStartKey: start,
-      }),
-    );
-    found.push(...(page.Items ?? []).map((entry) => fromItem(entry).subscription));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return found;
+  const items = await indexPartitionItems("gsi2", keys.customerSubscriptionsPartition(scope, customerId));
+  return items.map((item) => fromItem(item).subscription);
 }

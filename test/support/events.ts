@@ -1,32 +1,12 @@
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { config } from "../../shared/config.ts";
-import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { TABLE } from "../../shared/db/table.ts";
+import { indexPartitionItems } from "../../shared/db/listing.ts";
 
 /**
  * Every event an environment recorded, oldest first, read straight from the table (every page of
  * its event listing): what tests assert "an event is recorded iff the state changed" against.
  */
 export async function recordedEvents(scope: string): Promise<Record<string, unknown>[]> {
-  const index = TABLE.indexes.gsi1;
-  const events: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        IndexName: index.name,
-        KeyConditionExpression: "#pk = :pk",
-        ExpressionAttributeNames: { "#pk": index.partitionKey },
-        ExpressionAttributeValues: { ":pk": keys.listingPartition(scope, "event") },
-        ExclusiveStartKey: start,
-      }),
-    );
-    events.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return events;
+  return indexPartitionItems("gsi1", keys.listingPartition(scope, "event"));
 }
 
 /** The names of the events recorded about one transaction, sorted. */
