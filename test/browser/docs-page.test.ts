@@ -1,57 +1,35 @@
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../lib/local/paths.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
+import { type Browser, chromiumPath, launchChromium, NO_CHROMIUM } from "./chromium.ts";
 
 /**
  * Issue 13: GET /docs renders the OpenAPI document in headless Chromium (Debian's `chromium`,
  * installed by `.ci/run`; nothing downloads a browser), loading nothing but its own files under its
  * Content-Security-Policy. The screenshot is kept in `test-artefacts/`.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARTEFACTS = join(repoRoot, "test-artefacts");
-const available = existsSync(CHROMIUM);
-if (!available)
-  console.warn(`Skipping the /docs page test: no Chromium at ${CHROMIUM} (apt-get install chromium).`);
+if (!chromiumPath) console.warn(`Skipping the /docs page test: ${NO_CHROMIUM}`);
 
 const local = useInProcessApi("Docs page test");
 
-describe.skipIf(!available)("the API reference page", () => {
-  let browser: BrowserContext;
-  let profile: string;
+describe.skipIf(!chromiumPath)("the API reference page", () => {
+  let browser: Browser;
 
-  beforeAll(async () => {
-    profile = await mkdtemp(join(tmpdir(), "payment-api-chromium-"));
-    // A fresh profile (`--user-data-dir`, which Playwright sets from it) for every run.
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      viewport: { width: 1280, height: 1600 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+  beforeAll(() => {
+    browser = launchChromium();
   });
 
   afterAll(async () => {
     await browser?.close();
-    await rm(profile, { recursive: true, force: true });
   });
 
   it("renders every operation of the document from the API's own files, within its CSP", {
     timeout: 60_000,
   }, async () => {
-    const page = await browser.newPage();
+    const page = await browser.page({ viewport: { width: 1280, height: 1600 } });
     const requested: string[] = [];
     const problems: string[] = [];
     page.on("request", (request) => requested.push(request.url()));
