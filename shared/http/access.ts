@@ -1,4 +1,4 @@
-import { authenticationFailed } from "./errors.ts";
+import { authenticationFailed, validationFailed } from "./errors.ts";
 import type { Input } from "./input.ts";
 
 /**
@@ -56,11 +56,25 @@ export const PUBLIC_KEY_ACCESS = {
   },
   /**
    * `PUT /cards/{id}`: a card's new CVC or preferred scheme, as the mobile libraries send it before a
-   * payment; nothing else of the card.
+   * payment (a saved card's CVC asked again); nothing else of the card. A change is required: the
+   * route is no way to read a card (`GET /cards/{id}` refuses the public key). The answer is what the
+   * mobile libraries decode (`POCard`), without what the merchant keeps on the card: its holder's
+   * name, its fingerprint and its metadata (shown empty, which the iOS library requires present).
    */
   cardRefresh: {
-    request: ({ query, body }) => ({ query, body: only(body, ["cvc", "preferred_scheme"]) }),
-    answer: (body) => body,
+    request: ({ query, body }) => {
+      const change = only(body, ["cvc", "preferred_scheme"]);
+      if (!Object.values(change).some((value) => value !== undefined && value !== null && value !== "")) {
+        throw validationFailed("missing-cvc", [
+          { name: "cvc", message: "is required with the public key, unless preferred_scheme is sent" },
+        ]);
+      }
+      return { query, body: change };
+    },
+    answer: (body) => {
+      const { name: _name, fingerprint: _fingerprint, ...card } = body.card as Record<string, unknown>;
+      return { card: { ...card, metadata: {} } };
+    },
   },
   /** `GET /iins/{iin}`: what the first digits of a card number say (scheme, type, bank): public data. */
   iins: {

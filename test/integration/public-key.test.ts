@@ -90,6 +90,54 @@ describe("the client-side operations with the public key", () => {
     expect(body.card).toMatchObject({ last_4_digits: "4242", exp_month: 12, exp_year: 2030 });
   });
 
+  it("changes a saved card's CVC and is answered the card without its name, fingerprint or metadata", async () => {
+    const saved = (
+      await local.sandbox.post("/cards", {
+        number: "4242424242424242",
+        exp_month: 12,
+        exp_year: 2099,
+        name: "Ada Lovelace",
+        metadata: { crm_id: "secret-42" },
+      })
+    ).body.card;
+    const customer = (await local.sandbox.post("/customers", { first_name: "Ada" })).body.customer.id;
+    await local.sandbox.post(`/customers/${customer}/tokens`, { source: saved.id });
+
+    const changed = await browser().put(`/cards/${saved.id}`, { cvc: "123" });
+
+    expect(changed.status).toBe(200);
+    expect(changed.body.card).toMatchObject({ id: saved.id, last_4_digits: "4242", cvc_check: "pending" });
+    expect(changed.body.card).not.toHaveProperty("name");
+    expect(changed.body.card).not.toHaveProperty("fingerprint");
+    expect(changed.body.card.metadata).toEqual({});
+    expect(JSON.stringify(changed.body)).not.toContain("secret-42");
+    expect(JSON.stringify(changed.body)).not.toContain("Ada");
+  });
+
+  it("cannot read a card through an empty PUT /cards/{id}", async () => {
+    const saved = (
+      await local.sandbox.post("/cards", {
+        number: "4242424242424242",
+        exp_month: 12,
+        exp_year: 2099,
+        name: "Ada Lovelace",
+      })
+    ).body.card;
+
+    for (const body of [{}, { name: "Mallory", metadata: { a: "b" } }, { cvc: "" }]) {
+      const answer = await browser().put(`/cards/${saved.id}`, body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body).toMatchObject({ error_type: "request.validation.missing-cvc" });
+      expect(answer.body.invalid_fields).toEqual([{ name: "cvc", message: expect.any(String) }]);
+      expect(answer.body).not.toHaveProperty("card");
+    }
+    // Nothing changed: the merchant still reads the card as it was.
+    expect((await local.sandbox.get(`/cards/${saved.id}`)).body.card).toMatchObject({
+      name: "Ada Lovelace",
+      cvc_check: "unavailable",
+    });
+  });
+
   it("pays an invoice with /capture and is answered nothing of the transaction", async () => {
     const invoiceId = await invoice();
 
