@@ -42,25 +42,33 @@ export async function configurationById(scope: Scope, id: string): Promise<Gatew
 }
 
 /**
- * The configuration a new payment names (`<configuration id>.<gateway name>`, or the id alone):
- * one of this environment, for `method`, enabled. Another environment's (or project's) is unknown
- * here: a 404, as a deleted one; a disabled one is a 400 that says so.
+ * The configuration a payment names (`<configuration id>.<gateway name>`, or the id alone): one of
+ * this environment, for `method`. For a new payment it must be enabled and not deleted; another
+ * environment's (or project's) is unknown here: a 404, as a deleted one; a disabled one is a 400 that
+ * says so. A payment made through it before (`madeThrough`: the invoice's transaction, when it went
+ * through this very configuration) is still served by it, disabled or deleted since: its next step,
+ * its details and its capture.
  */
 export async function configurationForPayment(
   scope: Scope,
   reference: string,
   method: PaymentMethod,
   field: string,
-  options: { allowDisabled?: boolean } = {},
+  madeThrough?: { gateway_configuration_id: string | null },
 ): Promise<GatewayConfiguration> {
   const [id, gatewayName, extra] = reference.split(".");
-  const found = (await cachedConfigurations(scope)).find(
-    (configuration) =>
-      configuration.id === id &&
-      configuration.deleted_at === null &&
-      (gatewayName === undefined || configuration.gateway_name === gatewayName),
-  );
-  if (!found || extra !== undefined) throw notFound("gateway-configuration", reference);
+  const found =
+    extra === undefined
+      ? (await cachedConfigurations(scope)).find(
+          (configuration) =>
+            configuration.id === id &&
+            (gatewayName === undefined || configuration.gateway_name === gatewayName),
+        )
+      : undefined;
+  const servesEarlierPayment = found !== undefined && madeThrough?.gateway_configuration_id === found.id;
+  if (!found || (found.deleted_at !== null && !servesEarlierPayment)) {
+    throw notFound("gateway-configuration", reference);
+  }
   if (found.payment_method !== method) {
     throw new ApiError(
       400,
@@ -69,7 +77,7 @@ export async function configurationForPayment(
       [{ name: field, message: `must be a ${method} gateway configuration` }],
     );
   }
-  if (!found.enabled && !options.allowDisabled) {
+  if (!found.enabled && !servesEarlierPayment) {
     throw new ApiError(
       400,
       "request.gateway-configuration.disabled",

@@ -104,15 +104,13 @@ async function nativePaymentToCapture(
   { invoice, current }: Payment,
   source: string,
 ): Promise<VersionedTransaction> {
-  // A configuration disabled since the payment was confirmed still captures it.
+  // A configuration disabled or deleted since the payment was confirmed still captures it.
   const configuration = await configurationForPayment(
     request.caller.projectId,
     source,
     "native-apm",
     "source",
-    {
-      allowDisabled: true,
-    },
+    current?.record,
   );
   if (!current || current.record.gateway_configuration_id !== configuration.id) {
     throw new ApiError(

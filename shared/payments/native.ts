@@ -84,11 +84,13 @@ export async function nativePayment(
   const fields = parseInput(nativePaymentInput, input);
   const { caller } = request;
   const payment = await paymentOf(caller, invoiceId);
+  // A payment begun before its configuration was disabled or deleted goes on through it.
   const configuration = await configurationForPayment(
     caller.projectId,
     fields.gateway_configuration_id,
     "native-apm",
     "gateway_configuration_id",
+    payment.current?.record,
   );
   const values = fields.native_apm?.parameter_values ?? {};
   let known = payment.invoice;
@@ -234,6 +236,7 @@ export async function nativePaymentDetails(
     reference,
     "native-apm",
     "gateway_configuration_id",
+    current?.record,
   );
   const record =
     current &&

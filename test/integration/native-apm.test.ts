@@ -233,6 +233,42 @@ describe("native APM failures", () => {
     expect(answer.body.error_type).toBe("request.gateway-configuration.disabled");
   });
 
+  it("still serves, once deleted, the payments made through it: their step, details, capture and refund", async () => {
+    const made = await client.post("/gateways/sandbox/gateway-configurations", {
+      payment_method: "native-apm",
+      name: "APM to delete",
+    });
+    const id = `${made.body.gateway_configuration.id}.sandbox`;
+    const [confirmed, halfway, fresh] = [await invoice(), await invoice(), await invoice()];
+    await pay(confirmed, id, { email: SANDBOX_APM_SUCCESS_EMAIL });
+    expect((await pay(confirmed, id, { token: "123456" })).body.native_apm.state).toBe("PENDING_CAPTURE");
+    expect((await pay(halfway, id, { email: SANDBOX_APM_SUCCESS_EMAIL })).body.native_apm.state).toBe(
+      "CUSTOMER_INPUT",
+    );
+
+    expect((await client.del(`/gateway-configurations/${made.body.gateway_configuration.id}`)).status).toBe(
+      200,
+    );
+
+    const details = await client.get(`/invoices/${confirmed}/native-payment/${id}`);
+    expect(details.status, JSON.stringify(details.body)).toBe(200);
+    expect(details.body.native_apm.state).toBe("PENDING_CAPTURE");
+    const captured = await client.post(`/invoices/${confirmed}/capture`, { source: id });
+    expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+    expect(captured.body.transaction).toMatchObject({ status: "completed", captured_amount: "25.00" });
+    const refunded = await client.post(`/invoices/${confirmed}/refunds`, { amount: "5.00" });
+    expect(refunded.status, JSON.stringify(refunded.body)).toBe(200);
+    // A payment begun before the deletion goes on through it.
+    expect((await pay(halfway, id, { token: "123456" })).body.native_apm.state).toBe("PENDING_CAPTURE");
+
+    // A new payment through it is refused, as if it never existed; so are its details.
+    const refused = await pay(fresh, id, { email: SANDBOX_APM_SUCCESS_EMAIL });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error_type).toBe("resource.gateway-configuration.not-found");
+    expect((await client.get(`/invoices/${fresh}/native-payment/${id}`)).status).toBe(404);
+    expect((await client.post(`/invoices/${fresh}/capture`, { source: id })).status).toBe(404);
+  });
+
   it("refuses a card payment on an invoice paid natively, and the other way round", async () => {
     const { invoiceId } = await pendingCapture();
     const card = await client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 });
