@@ -1,4 +1,4 @@
-import { CfnParameter, NestedStack, type RemovalPolicy, Validations } from "aws-cdk-lib";
+import { CfnParameter, Duration, NestedStack, type RemovalPolicy, Validations } from "aws-cdk-lib";
 import { HttpMethod as ApiMethod, HttpApi, HttpRoute, HttpRouteKey } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import { Table } from "aws-cdk-lib/aws-dynamodb";
@@ -132,6 +132,7 @@ export class RouteStack extends NestedStack {
         ...(route.files ? { files: route.files } : {}),
         ...(route.browserAssets ? { browserAssets: true } : {}),
         ...(route.apiDocument ? { apiDocument: true } : {}),
+        ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
       // Links the API hands out (3DS challenge pages, checkout pages) are built from API_URL. The API's endpoint
       // is an attribute of the API alone (not of its routes or stage), so the functions can name

@@ -55,6 +55,11 @@ export interface RouteDeclaration {
    * deletes) them, `cancel` only deletes them.
    */
   scheduler?: SchedulerAccess;
+  /**
+   * The function's timeout when 10 s is not enough: at most 29, since the HTTP API gives up on an
+   * integration after 30 s. The local stack gives every handler 29 s.
+   */
+  timeoutSeconds?: number;
 }
 
 export type SchedulerAccess = "schedule" | "cancel";
@@ -280,6 +285,8 @@ export const routes: readonly RouteDeclaration[] = [
     table: "write",
     cardVault: "open",
     scheduler: "schedule",
+    // It runs due jobs for `ADVANCE_WORK_MS` (10 s) and answers; a job under way may wait for a provider.
+    timeoutSeconds: 29,
   },
   // Gateway configurations (shared/gateways): writing one seals its secret settings in the vault.
   {

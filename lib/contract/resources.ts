@@ -53,6 +53,15 @@ export const cardSchema = z.strictObject({
   updated_at: timestamp,
 });
 
+/**
+ * A card changed with `PUT /cards/{id}`: to the public key (a shopper's device) without the holder's
+ * name and the fingerprint, and with empty metadata; to the private key the whole card.
+ */
+export const changedCardSchema = z.extend(cardSchema, {
+  name: z.optional(nullableText).check(z.meta({ description: "Absent for the public key" })),
+  fingerprint: z.optional(z.string()).check(z.meta({ description: "Absent for the public key" })),
+});
+
 /** What the schemes' IIN ranges tell of the cards an IIN starts (`GET /iins/{iin}`). */
 export const cardInformationSchema = z.strictObject({
   scheme: z.string(),

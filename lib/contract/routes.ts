@@ -25,6 +25,7 @@ import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
   cardInformationSchema,
   cardSchema,
+  changedCardSchema,
   customerActionSchema,
   customerSchema,
   eventSchema,
@@ -167,10 +168,11 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /cards/{card_id}": { summary: "Get a card", answer: one("card", cardSchema) },
   "PUT /cards/{card_id}": {
     summary: "Give a card a new CVC or preferred scheme",
-    description: "As the mobile libraries send it; the project id alone authenticates.",
+    description:
+      "As the mobile libraries send it; the project id alone authenticates, and must send a change (`cvc` or `preferred_scheme`): it is answered the card without the holder's name, the fingerprint or the metadata.",
     credentials: "project-id",
     body: cardChangeFields,
-    answer: one("card", cardSchema),
+    answer: one("card", changedCardSchema),
     example: { cvc: "123", preferred_scheme: "visa" },
   },
   "GET /iins/{iin}": {
@@ -398,6 +400,8 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   },
   "POST /sandbox/clock": {
     summary: "Advance the sandbox clock and run the jobs that fall due",
+    description:
+      "Runs the environment's due jobs in due order for about 10 seconds (at most 500), the clock walking through each one's due time. When time runs out first, the clock stays where the work stands and `jobs_remaining` says how many jobs are still due: send the same request again to go on. One advance runs at a time per environment: another one meanwhile is a 409 `request.sandbox.clock-advancing`.",
     body: advanceInput,
     answer: success({
       clock: z.strictObject({ now: z.string() }),

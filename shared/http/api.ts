@@ -20,7 +20,15 @@ import {
 } from "./idempotency.ts";
 import { type Input, parseBody, parseQuery } from "./input.ts";
 import { malformedPathParameter } from "./path-parameters.ts";
-import { type Answer, errorBody, errorResult, JSON_HEADERS, type Reply, toResult } from "./reply.ts";
+import {
+  type Answer,
+  errorBody,
+  errorResult,
+  isHandlerTimeout,
+  JSON_HEADERS,
+  type Reply,
+  toResult,
+} from "./reply.ts";
 
 /** Everything a handler needs about its request, already parsed and authenticated. */
 export interface ApiRequest {
@@ -41,6 +49,13 @@ export interface ApiRequest {
    * answer stored for its `Idempotency-Key` commits with the change (empty without a key).
    */
   commitWith(reply: Reply): TransactItem[];
+  /** What is left of the function's time (its timeout) for this request. */
+  remainingTimeMs(): number;
+  /**
+   * Aborted when the function is about to time out, once the request is answered 504: long work
+   * checks it and stops.
+   */
+  signal: AbortSignal;
 }
 
 type PublicRequest = Omit<ApiRequest, "caller">;
@@ -128,9 +143,11 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
     .use(pathParameters(options.notFound))
     .use(parsing(options.publicKey, shown, options.expand))
     .use(idempotency(options.idempotency ?? "lock", options.idempotencyParameters))
-    .handler(async (_event, context) => {
+    .handler(async (_event, context, { signal }) => {
       const state = context.api;
-      const reply = await handle(state.request as ApiRequest);
+      const request = state.request as ApiRequest;
+      request.signal = signal;
+      const reply = await handle(request);
       const answer = shown(reply, state.caller);
       if (!state.expandAnswer || !("body" in answer)) return toResult(answer, state.requestId);
       return toResult({ ...answer, body: await state.expandAnswer(answer.body) }, state.requestId);
@@ -146,6 +163,8 @@ function answerShown(access: PublicKeyAccess | undefined): AnswerShown {
       ? { ...reply, body: access.answer(reply.body) }
       : reply;
 }
+
+const NOT_ABORTED = new AbortController().signal;
 
 /** A Lambda handler for API Gateway HTTP API (payload 2.0) events. */
 export type Handler = (event: Event, context: Context) => Promise<Result>;
@@ -165,7 +184,9 @@ function errorAnswers(): MiddlewareObj<Event, Result, Error, ApiContext> {
     onError: (request) => {
       const { error, event, context } = request;
       const state = context.api ?? { requestId: context.awsRequestId, startedAt: Date.now() };
-      if (!(error instanceof ApiError)) {
+      if (isHandlerTimeout(error)) {
+        logger.error("The handler did not answer within the function's time limit", { error });
+      } else if (!(error instanceof ApiError)) {
         logger.error("Unexpected error", { error });
       }
       request.response = errorResult(error, state.requestId);
@@ -220,6 +241,12 @@ function parsing(
         query,
         body,
         headers: event.headers ?? {},
+        remainingTimeMs: () =>
+          typeof context.getRemainingTimeInMillis === "function"
+            ? context.getRemainingTimeInMillis()
+            : Number.POSITIVE_INFINITY,
+        // The handler's own (aborted at the function's early timeout) replaces it when it runs.
+        signal: NOT_ABORTED,
         commitWith: (reply) => {
           const handle = state.idempotency;
           if (!handle) return [];

@@ -105,6 +105,17 @@ export function errorBody(
       },
     };
   }
+  if (isHandlerTimeout(error)) {
+    return {
+      status: 504,
+      body: {
+        success: false,
+        error_type: "internal",
+        message: `The request did not complete within the function's time limit. Quote request id ${requestId} to support.`,
+        request_id: requestId,
+      },
+    };
+  }
   return {
     status: 500,
     body: {
@@ -114,6 +125,19 @@ export function errorBody(
       request_id: requestId,
     },
   };
+}
+
+/**
+ * The function is about to time out: middy stops waiting for the handler just before Lambda would
+ * end it (its `timeoutEarlyInMillis`), so the caller is answered, as the local stack answers a
+ * handler that ran out of time: a 504 with the request id.
+ */
+export function isHandlerTimeout(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    error.name === "TimeoutError" &&
+    (error.cause as { package?: string } | undefined)?.package === "@middy/core"
+  );
 }
 
 export function errorResult(error: unknown, requestId: string): APIGatewayProxyStructuredResultV2 {

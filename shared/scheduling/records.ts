@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
@@ -114,4 +114,54 @@ export async function dueJobsOf(scope: Scope, until: Date, limit: number): Promi
     }),
   );
   return Items.filter((item) => item.type === ENTITY).map(storedJob);
+}
+
+/** How many of an environment's jobs due by `until` there are, leaving out those in `excluding`. */
+export async function countDueJobs(
+  scope: Scope,
+  until: Date,
+  excluding: ReadonlySet<string>,
+): Promise<number> {
+  const index = TABLE.indexes.gsi2;
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: config.tableName,
+        IndexName: index.name,
+        KeyConditionExpression: "#pk = :pk AND #sk <= :upTo",
+        FilterExpression: "#type = :type",
+        ProjectionExpression: "#name",
+        ExpressionAttributeNames: {
+          "#pk": index.partitionKey,
+          "#sk": index.sortKey,
+          "#type": "type",
+          "#name": "name",
+        },
+        ExpressionAttributeValues: {
+          ":pk": keys.environmentJobsPartition(scope),
+          ":upTo": `${until.toISOString()}#~`,
+          ":type": ENTITY,
+        },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    count += (page.Items ?? []).filter((item) => !excluding.has(String(item.name))).length;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+}
+
+/** Whether a job is still recorded: a job that ran (or was cancelled) is forgotten. */
+export async function isJobRecorded(name: string): Promise<boolean> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: config.tableName,
+      Key: keys.scheduledJob(name),
+      ProjectionExpression: "pk",
+      ConsistentRead: true,
+    }),
+  );
+  return Item !== undefined;
 }

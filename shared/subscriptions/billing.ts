@@ -235,7 +235,11 @@ async function pay(
     try {
       await captureInvoice(serviceRequest(caller), invoiceId, { source: subscription.token_id });
     } catch (error) {
-      if (!isRefusal(error)) throw error;
+      // Another run of this job paid (or declined) the invoice first: its payment is read below.
+      const movedByAnother =
+        error instanceof ApiError && error.errorType === "request.transaction.invalid-state";
+      if (!isRefusal(error) && !movedByAnother) throw error;
+      if (movedByAnother) return settledPayment();
       const after = await paymentNow();
       if (after.transaction?.status === "failed") return declinedPayment(after.invoice, after.transaction);
       return {
@@ -248,13 +252,17 @@ async function pay(
       };
     }
   }
-  const { invoice, transaction } = await paymentNow();
-  if (!transaction)
-    throw new Error(`Invoice ${invoiceId} of subscription ${subscription.id} has no transaction`);
-  if (transaction.status === "failed") return declinedPayment(invoice, transaction);
-  if (transaction.status !== "completed")
-    throw new Error(`The payment of invoice ${invoiceId} is ${transaction.status}`);
-  return { status: "paid", invoice, transaction };
+  return settledPayment();
+
+  async function settledPayment(): Promise<Payment> {
+    const { invoice, transaction } = await paymentNow();
+    if (!transaction)
+      throw new Error(`Invoice ${invoiceId} of subscription ${subscription.id} has no transaction`);
+    if (transaction.status === "failed") return declinedPayment(invoice, transaction);
+    if (transaction.status !== "completed")
+      throw new Error(`The payment of invoice ${invoiceId} is ${transaction.status}`);
+    return { status: "paid", invoice, transaction };
+  }
 }
 
 function declinedPayment(invoice: Invoice, transaction: TransactionRecord): Payment {

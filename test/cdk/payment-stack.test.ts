@@ -172,7 +172,12 @@ describe("PaymentStack", () => {
           ...Object.values(scheduledJobs),
           ...Object.values(recurringJobs),
         ].map((fn) => [fn.handler, fn.timeoutSeconds] as const),
+        ...routes.flatMap((route) =>
+          route.timeoutSeconds ? [[route.handler, route.timeoutSeconds] as const] : [],
+        ),
       ]);
+      // The sandbox clock's advance works 10 s and answers; its function may run to the API's limit.
+      expect(timeouts.get("sandbox/advance-clock")).toBe(29);
       for (const handler of allHandlers()) {
         const fn = resource(devTemplate, functionLogicalId(devTemplate, handler));
         expect(fn.Properties, handler).toMatchObject({
