@@ -220,6 +220,16 @@ export const routes: readonly RouteDeclaration[] = [
     table: "read",
     unauthenticated: THREE_DS_PAGE,
   },
+  // Where a provider's 3DS page (Stripe, Adyen) sends the cardholder back: it records the return.
+  {
+    method: "GET",
+    path: "/3ds/{token}/return",
+    handler: "challenges/return",
+    table: "write",
+    unauthenticated: THREE_DS_PAGE,
+  },
+  // The one catalogue of decline codes (shared/gateways/declines.ts).
+  { method: "GET", path: "/error-codes", handler: "error-codes/list", table: "read" },
   { method: "GET", path: "/events", handler: "events/list", table: "read" },
   { method: "GET", path: "/events/{event_id}", handler: "events/get", table: "read" },
   { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },

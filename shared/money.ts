@@ -1,5 +1,5 @@
 import Big from "big.js";
-import currencyCodes from "currency-codes";
+import { CURRENCY_DIGITS_TABLE } from "./validation/code-tables.ts";
 import * as z from "./validation/zod.ts";
 
 /**
@@ -33,14 +33,17 @@ const Exact = Big();
 Exact.strict = true;
 type Exact = Big;
 
+/** ISO 4217 from the currency-codes package, reduced to what money needs (`scripts/code-tables.mjs`). */
+const CURRENCY_DIGITS = new Map(
+  CURRENCY_DIGITS_TABLE.split(" ").map((entry) => [entry.slice(0, 3), Number(entry.slice(4))] as const),
+);
+
 /**
  * The ISO 4217 minor unit (decimals) of a currency that money can be paid in. Precious metals,
  * testing and fund codes (listed with `Zz…` pseudo-countries) are not payable currencies.
  */
 export function currencyDigits(code: string): number | undefined {
-  const record = currencyCodes.code(code.toUpperCase());
-  if (!record || record.countries.every((country) => country.startsWith("Zz"))) return undefined;
-  return Number.isInteger(record.digits) ? record.digits : undefined;
+  return CURRENCY_DIGITS.get(code.toUpperCase());
 }
 
 /** Why `text` is not an amount (of any currency), or undefined when it is one. */
@@ -123,6 +126,24 @@ export function fromMinorUnits(minor: bigint, currency: string): string {
   const digits = currencyDigits(currency);
   if (digits === undefined) throw new RangeError(`${currency} is not a valid currency`);
   return new Exact(minor.toString()).div(new Exact("10").pow(digits)).toFixed(digits);
+}
+
+/**
+ * An amount in a provider's minor unit where the provider counts a currency's decimals its own way
+ * (`exponent`: Stripe takes ISK with 2 and MGA with 0, Adyen CLP with 2 and CVE with 0, where ISO
+ * 4217 says otherwise). Undefined when the amount has more decimals than the provider takes.
+ */
+export function toProviderMinorUnits(amount: string, exponent: number): bigint | undefined {
+  const scaled = exact(amount).times(new Exact("10").pow(exponent));
+  if (!scaled.eq(scaled.round(0, Big.roundDown))) return undefined;
+  return BigInt(scaled.toFixed(0));
+}
+
+/** The inverse of `toProviderMinorUnits`, written with the currency's ISO decimals. */
+export function fromProviderMinorUnits(minor: bigint, currency: string, exponent: number): string {
+  const digits = currencyDigits(currency);
+  if (digits === undefined) throw new RangeError(`${currency} is not a valid currency`);
+  return new Exact(minor.toString()).div(new Exact("10").pow(exponent)).toFixed(digits);
 }
 
 /**

@@ -318,6 +318,28 @@ export const contract: Readonly<Record<string, RouteContract>> = {
       "Opened in a hidden frame (`customer_action` of type `fingerprint`); posts its `gway_req_…` answer to its parent. No credentials.",
     answer: { kind: "document", contentType: "text/html", description: "The 3DS method page" },
   },
+  "GET /3ds/{token}/return": {
+    summary: "Where a provider's 3-D Secure page sends the cardholder back",
+    description:
+      "The return address a Stripe or Adyen configuration gives its provider: records the return (with the provider's `redirectResult`), then tells the framing page it is done, or goes to the invoice's `return_url`. The payment sent again completes it. No credentials.",
+    answer: { kind: "document", contentType: "text/html", description: "The return page" },
+  },
+  "GET /error-codes": {
+    summary: "The decline codes, by category",
+    description:
+      "Every `error_type` a refusal by a provider can carry, whatever the provider said: `gateway` lists them by category (as the official clients read it), `codes` says of each whether another attempt may succeed (`soft`) or none can (`hard`).",
+    answer: success({
+      gateway: z.record(z.string(), z.array(z.string())),
+      codes: z.array(
+        z.strictObject({
+          code: z.string(),
+          category: z.string(),
+          retry: z.enum(["soft", "hard"]),
+          message: z.string(),
+        }),
+      ),
+    }),
+  },
   "GET /events": { summary: "List events", listing: true, answer: page("events", eventSchema) },
   "GET /events/{event_id}": { summary: "Get an event", answer: one("event", eventSchema) },
   "GET /events/{event_id}/webhooks": {

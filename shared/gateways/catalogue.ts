@@ -1,12 +1,11 @@
-import type { NativeApmParameter, PaymentConnector } from "./connector.ts";
-import { sandboxConnector } from "./sandbox/gateway.ts";
+import type { NativeApmParameter } from "./connector.ts";
 import { SANDBOX_APM_PARAMETERS } from "./sandbox/native-apm.ts";
 
 /**
  * The gateways this service knows: how each shows (display data, as `gateway` in a configuration
  * expanded with `expand_merchant_accounts`), the payment methods it offers, the settings a
- * configuration of it takes, and its connector. Adding a provider is its connector module plus
- * one entry here.
+ * configuration of it takes. Its connector is made by `connectors.ts`: adding a provider is its
+ * connector module, one entry here and one there.
  */
 export type PaymentMethod = "card" | "native-apm";
 
@@ -14,8 +13,21 @@ export interface SettingDefinition {
   name: string;
   /** Sealed in the vault and never returned (API keys); others are returned as set. */
   secret: boolean;
-  required: boolean;
+  /** `live`: required in a live environment, refused in a sandbox (where it has no meaning). */
+  required: boolean | "live";
   description: string;
+  /**
+   * Why `value` cannot be this setting in this environment (a live key in a sandbox, a test key in
+   * live, a malformed value); undefined when it can.
+   */
+  check?: (value: string, environment: { sandbox: boolean }) => string | undefined;
+}
+
+/** What a connector is made for besides its settings: the configuration and its environment. */
+export interface ConnectorContext {
+  configurationId: string;
+  /** A sandbox environment's configuration talks to the provider's test platform only. */
+  sandbox: boolean;
 }
 
 export interface MethodDefinition {
@@ -35,8 +47,6 @@ export interface GatewayDefinition {
   can_refund: boolean;
   methods: Partial<Record<PaymentMethod, MethodDefinition>>;
   settings: readonly SettingDefinition[];
-  /** The connector for a configuration with these (opened) settings. */
-  connect(settings: Readonly<Record<string, string>>): PaymentConnector;
 }
 
 const SANDBOX_LOGO = `data:image/svg+xml;base64,${Buffer.from(
@@ -83,33 +93,58 @@ const sandbox: GatewayDefinition = {
       description: `The provider's API key. The sandbox accepts any key, except one starting with "${SANDBOX_REFUSED_KEY_PREFIX}", which it refuses as wrong credentials.`,
     },
   ],
-  connect: (settings) =>
-    settings.api_key?.startsWith(SANDBOX_REFUSED_KEY_PREFIX) ? refusedCredentials : sandboxConnector,
 };
 
-/** What a provider answers every request made with wrong credentials: nothing is done or recorded. */
-const refusedCredentials: PaymentConnector = (() => {
-  const refusal = {
-    status: "declined" as const,
-    errorType: "gateway.validation-error" as const,
-    message: "The gateway refused the credentials of this gateway configuration: check its api_key.",
-  };
-  const checks = { cvc: "unavailable" as const, avs: "unavailable" as const };
-  return {
-    card: {
-      authorize: async () => ({ ...refusal, checks, threeDS: "not-applicable" as const }),
-      incrementAuthorization: async () => refusal,
-      verifyCard: async () => ({ ...refusal, checks }),
-    },
-    nativeApm: { pay: async () => refusal },
-    capture: async () => refusal,
-    void: async () => refusal,
-    refund: async () => refusal,
-    lookup: async () => ({ status: "not-found" as const }),
-  };
-})();
+const STRIPE_LOGO = `data:image/svg+xml;base64,${Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="12" fill="#635bff"/><path d="M30 25c0-2 2-3 5-3 4 0 8 1 11 3v-9c-3-1-7-2-11-2-9 0-15 5-15 12 0 12 16 10 16 15 0 2-2 3-5 3-4 0-9-2-12-4v9c4 2 8 3 12 3 9 0 15-4 15-12 0-13-16-11-16-15z" fill="#fff"/></svg>',
+).toString("base64")}`;
 
-export const GATEWAYS: Readonly<Record<string, GatewayDefinition>> = { sandbox };
+/** A Stripe secret or restricted key of the environment's kind: test keys in a sandbox, live keys in live. */
+function stripeKeyProblem(value: string, { sandbox }: { sandbox: boolean }): string | undefined {
+  const kind = sandbox ? "test" : "live";
+  if (new RegExp(`^(sk|rk)_${kind}_[A-Za-z0-9]+$`).test(value)) return undefined;
+  if (/^(sk|rk)_(test|live)_/.test(value)) {
+    return sandbox
+      ? "must be a test key (sk_test_… or rk_test_…): a sandbox environment never reaches Stripe's live mode"
+      : "must be a live key (sk_live_… or rk_live_…): a live environment takes no test key";
+  }
+  return `must be a Stripe secret key (sk_${kind}_…) or restricted key (rk_${kind}_…)`;
+}
+
+const stripe: GatewayDefinition = {
+  name: "stripe",
+  description:
+    "Card payments through your Stripe account (PaymentIntents, manual capture, 3-D Secure by redirect). Raw card data APIs must be enabled on the account.",
+  url: "https://stripe.com",
+  logo_url: STRIPE_LOGO,
+  can_refund: true,
+  methods: {
+    card: { display_name: "Stripe", flows: ["one-off", "recurring", "tokenization"], tags: ["credit-card"] },
+  },
+  settings: [
+    {
+      name: "secret_key",
+      secret: true,
+      required: true,
+      description:
+        "Your Stripe secret key (sk_test_… in a sandbox environment, sk_live_… in live), or a restricted key with PaymentIntents, SetupIntents, PaymentMethods and Refunds write access.",
+      check: stripeKeyProblem,
+    },
+    {
+      name: "webhook_secret",
+      secret: true,
+      required: false,
+      description:
+        "The signing secret (whsec_…) of the webhook endpoint you registered at Stripe for <API>/gateway-webhooks/<this configuration's id>.",
+      check: (value) =>
+        /^whsec_[A-Za-z0-9+/=]+$/.test(value)
+          ? undefined
+          : "must be a webhook endpoint's signing secret (whsec_…)",
+    },
+  ],
+};
+
+export const GATEWAYS: Readonly<Record<string, GatewayDefinition>> = { sandbox, stripe };
 
 export function gatewayNamed(name: string): GatewayDefinition | undefined {
   return Object.hasOwn(GATEWAYS, name) ? GATEWAYS[name] : undefined;

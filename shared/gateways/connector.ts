@@ -116,6 +116,11 @@ export interface AuthorizeRequest extends ConnectorScope {
   /** The card scheme to route through (the card's, or a co-scheme the payer prefers). */
   scheme: string | null;
   threeDS: ThreeDSContext;
+  /**
+   * For a merchant-initiated payment: the scheme's id of the first customer-initiated payment (or
+   * verification) with this card, which the provider sends with it.
+   */
+  networkTransactionId?: string | null;
 }
 
 /**
@@ -130,7 +135,12 @@ export type ThreeDSChannel = "browser" | "browser-3ds2" | "app";
 export type ThreeDSRoundAnswer =
   | { kind: "challenge-page"; approved: boolean }
   | { kind: "fingerprint"; completed: boolean }
-  | { kind: "challenge"; approved: boolean };
+  | { kind: "challenge"; approved: boolean }
+  /**
+   * The cardholder came back from the provider's authentication page to our return address
+   * (`/3ds/{token}/return`), with what the provider put in its query (Adyen's `redirectResult`).
+   */
+  | { kind: "provider-redirect"; params: Record<string, string> };
 
 /** 3-D Secure around an authorization (or a verification, when the caller asks for it). */
 export interface ThreeDSContext {
@@ -141,12 +151,19 @@ export interface ThreeDSContext {
   fingerprintUrl: string;
   /** Where the customer completes a challenge in a browser (`customer_action` of type `url`). */
   challengeUrl: string;
+  /** Where a provider's authentication page sends the cardholder back to (round `provider-redirect`). */
+  returnUrl: string;
   /** The answer to the previous round, when this attempt follows one. */
   answer?: ThreeDSRoundAnswer;
+  /** What the connector kept with the round it asked for (its payment's id at the provider, say). */
+  providerState?: Record<string, string>;
 }
 
-/** What a customer action waits for: the challenge page's answer, or the browser's or app's `gway_req_`. */
-export type ThreeDSRound = "challenge-page" | "fingerprint" | "challenge";
+/**
+ * What a customer action waits for: the challenge page's answer, the browser's or app's `gway_req_`,
+ * or the cardholder's return from a provider's page.
+ */
+export type ThreeDSRound = "challenge-page" | "fingerprint" | "challenge" | "provider-redirect";
 
 export interface FollowUpRequest extends ConnectorScope {
   gatewayReference: string;
@@ -182,6 +199,8 @@ export type OperationKind =
 export interface LookupRequest extends ConnectorScope {
   kind: OperationKind;
   reference: string;
+  /** The provider's reference of the payment a follow-up (capture, refund, …) was made on. */
+  gatewayReference?: string | null;
 }
 
 /** The result of a CVC or AVS check. `unavailable` when nothing was sent to check. */
@@ -206,26 +225,8 @@ export interface CustomerAction {
   metadata: Record<string, string>;
 }
 
-/** Why a provider said no: the API's `error_type`. */
-export type DeclineType =
-  | "card.declined"
-  | "card.do-not-honor"
-  | "card.no-money"
-  | "card.possible-fraud"
-  | "card.expired"
-  | "card.stolen"
-  | "card.failed-cvc"
-  | "card.failed-avs"
-  | "card.failed-cvc-and-avs"
-  | "card.not-authorized"
-  | "card.inactive"
-  | "card.lost"
-  | "card.region-not-authorized"
-  | "card.blacklisted"
-  | "card.failed-three-d-s"
-  | "gateway.declined"
-  | "gateway.validation-error"
-  | "gateway.error";
+/** Why a provider said no: the API's `error_type`, from the one catalogue of decline codes. */
+export type { DeclineType } from "./declines.ts";
 
 /**
  * What the issuer advises about trying again: `do-not-retry` means the card will never be accepted
@@ -235,13 +236,20 @@ export type RetryAdvice = "retry" | "do-not-retry";
 
 export interface Declined {
   status: "declined";
-  errorType: DeclineType;
+  errorType: import("./declines.ts").DeclineType;
   message: string;
   advice?: RetryAdvice;
 }
 
 export type AuthorizeOutcome =
-  | { status: "approved"; gatewayReference: string; checks: CheckResults; threeDS: ThreeDSStatus }
+  | {
+      status: "approved";
+      gatewayReference: string;
+      checks: CheckResults;
+      threeDS: ThreeDSStatus;
+      /** The card scheme's id of this authorization: later merchant-initiated payments name it. */
+      networkTransactionId?: string | null;
+    }
   | (Declined & { checks: CheckResults; threeDS: ThreeDSStatus })
   | CustomerActionOutcome;
 
@@ -251,6 +259,8 @@ export interface CustomerActionOutcome {
   customerAction: CustomerAction;
   round: ThreeDSRound;
   threeDS: "challenge-required";
+  /** Kept with the exchange and given back with the next attempt (`ThreeDSContext.providerState`). */
+  providerState?: Record<string, string>;
 }
 
 /** `chargedBack`: the provider reports the captured payment as charged back by the cardholder. */
@@ -279,4 +289,13 @@ export type LookupOutcome = { status: "not-found" } | { status: "found"; outcome
  */
 export class OutcomeUnknown extends Error {
   override name = "OutcomeUnknown";
+}
+
+/**
+ * Thrown by a connector when its request never reached the provider (connection refused, unknown
+ * host): nothing can have happened, so the payments core settles the operation as not done (a
+ * failed attempt that changes nothing) without asking the provider.
+ */
+export class ProviderUnreachable extends Error {
+  override name = "ProviderUnreachable";
 }

@@ -4,6 +4,7 @@ import { ApiError, notFound } from "../http/errors.ts";
 import type { PaymentMethod } from "./catalogue.ts";
 import { definitionOf, type GatewayConfiguration } from "./configuration.ts";
 import type { PaymentConnector } from "./connector.ts";
+import { connectGateway } from "./connectors.ts";
 import { cachedConfigurations, readConfigurations } from "./store.ts";
 
 /**
@@ -103,5 +104,9 @@ export async function connectorOf(configuration: GatewayConfiguration): Promise<
         ] as const,
     ),
   );
-  return definitionOf(configuration).connect({ ...configuration.settings, ...Object.fromEntries(secrets) });
+  return connectGateway(
+    configuration.gateway_name,
+    { ...configuration.settings, ...Object.fromEntries(secrets) },
+    { configurationId: configuration.id, sandbox: configuration.sandbox },
+  );
 }

@@ -91,7 +91,7 @@ export async function createConfiguration(
       `the ${gateway.name} gateway offers ${Object.keys(gateway.methods).join(", ")}`,
     );
   }
-  const settings = checkedSettings(gateway, {}, fields.settings ?? {});
+  const settings = checkedSettings(gateway, caller.sandbox, {}, fields.settings ?? {});
   const configuration = newConfiguration(
     {
       projectId: caller.projectId,
@@ -129,7 +129,13 @@ export async function updateConfiguration(
   if (fields.payment_method && fields.payment_method !== current.payment_method) {
     throw invalidField("payment_method", "cannot change: create another configuration for another method");
   }
-  const settings = checkedSettings(gateway, current.settings, fields.settings ?? {}, current.secrets);
+  const settings = checkedSettings(
+    gateway,
+    current.sandbox,
+    current.settings,
+    fields.settings ?? {},
+    current.secrets,
+  );
   const changed: GatewayConfiguration = {
     ...current,
     ...(fields.name !== undefined ? { name: fields.name } : {}),
@@ -163,11 +169,12 @@ async function replace(caller: Caller, configuration: GatewayConfiguration): Pro
 type SettingChanges = Record<string, string | null>;
 
 /**
- * Checks sent settings against the gateway's: unknown ones and missing required ones are refused,
- * each named (`settings.<name>`).
+ * Checks sent settings against the gateway's: unknown ones, missing required ones, and values the
+ * environment cannot take (a live key in a sandbox) are refused, each named (`settings.<name>`).
  */
 function checkedSettings(
   gateway: GatewayDefinition,
+  sandbox: boolean,
   current: Record<string, string>,
   sent: Record<string, string>,
   currentSecrets: Record<string, unknown> = {},
@@ -179,11 +186,21 @@ function checkedSettings(
       message: `is not a setting of the ${gateway.name} gateway (${gateway.settings.map((setting) => setting.name).join(", ") || "it takes none"})`,
     }));
   for (const setting of gateway.settings) {
-    const after = Object.hasOwn(sent, setting.name)
-      ? sent[setting.name]
-      : (current[setting.name] ?? (Object.hasOwn(currentSecrets, setting.name) ? "set" : ""));
-    if (setting.required && !after)
-      problems.push({ name: `settings.${setting.name}`, message: "is required" });
+    const name = `settings.${setting.name}`;
+    const sentValue = Object.hasOwn(sent, setting.name) ? sent[setting.name] : undefined;
+    const after =
+      sentValue ?? current[setting.name] ?? (Object.hasOwn(currentSecrets, setting.name) ? "set" : "");
+    const required = setting.required === true || (setting.required === "live" && !sandbox);
+    if (required && !after) problems.push({ name, message: "is required" });
+    else if (setting.required === "live" && sandbox && sentValue) {
+      problems.push({
+        name,
+        message: "is for live environments only: a sandbox uses the provider's test platform",
+      });
+    } else if (sentValue && setting.check) {
+      const problem = setting.check(sentValue, { sandbox });
+      if (problem) problems.push({ name, message: problem });
+    }
   }
   if (problems.length > 0) throw validationFailed("invalid-settings", problems);
   return Object.fromEntries(Object.entries(sent).map(([name, value]) => [name, value === "" ? null : value]));

@@ -443,5 +443,10 @@ async function runAuthorization(
 function threeDSContextOf(record: TransactionRecord): ThreeDSContext {
   const attempt = record.pending?.three_d_s;
   if (!attempt) throw new Error(`Authorization of ${record.id} was reserved without a 3DS exchange`);
-  return threeDSContext(attempt, record.authentication?.answer, record.id);
+  return threeDSContext(
+    attempt,
+    record.authentication?.answer,
+    record.id,
+    record.authentication?.provider_state,
+  );
 }

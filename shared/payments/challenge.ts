@@ -12,6 +12,7 @@ import {
   challengePage,
   fingerprintPage,
   invalidAnswerPage,
+  returnedPage,
 } from "../three-d-s/pages.ts";
 import { type ExchangeHolder, findExchangeHolder } from "../three-d-s/store.ts";
 import { findVersionedToken, recordTokenAnswer } from "../tokens/store.ts";
@@ -122,6 +123,31 @@ export async function answerChallenge(token: string, body: Input, framed: boolea
   const recorded = await waiting.record({ kind: "challenge-page", approved: result === "approved" });
   if (!recorded) return challengeNotFoundPage();
   return answeredPage(result, await waiting.returnUrl(), framed);
+}
+
+/** What a provider may put in the query of its return address (Adyen's `redirectResult`, Stripe's ids). */
+const RETURN_PARAMETERS = ["redirectResult", "payload", "payment_intent", "setup_intent", "MD", "PaRes"];
+const MAX_RETURN_PARAMETER_LENGTH = 8_192;
+
+/**
+ * `GET /3ds/{token}/return`: the cardholder is back from a provider's authentication page. The
+ * return is recorded once, as the answer to the exchange's open round (with what the provider put
+ * in the query, for the connector to complete the payment with), on the version read while it
+ * waited; the next attempt (the payment sent again, as after any challenge) asks the provider how
+ * the authentication ended. A second return finds the page gone (404).
+ */
+export async function returnFromProvider(token: string, query: Input, framed: boolean): Promise<HtmlReply> {
+  const waiting = await waitingFor(token, "provider-redirect");
+  if (!waiting) return challengeNotFoundPage();
+  const params = Object.fromEntries(
+    RETURN_PARAMETERS.flatMap((name) => {
+      const value = query[name];
+      return typeof value === "string" && value.length <= MAX_RETURN_PARAMETER_LENGTH ? [[name, value]] : [];
+    }),
+  );
+  const recorded = await waiting.record({ kind: "provider-redirect", params });
+  if (!recorded) return challengeNotFoundPage();
+  return returnedPage(await waiting.returnUrl(), framed);
 }
 
 /** `GET /3ds/{token}/fingerprint`: the 3DS method page of a browser exchange waiting for it. */

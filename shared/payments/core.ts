@@ -14,6 +14,7 @@ import {
   type OperationKind,
   OutcomeUnknown,
   type PaymentConnector,
+  ProviderUnreachable,
   type RecordedOutcome,
 } from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
@@ -220,6 +221,12 @@ const NOT_DONE: Declined = {
   message: "The gateway failed to process the operation; nothing was done. It can be tried again.",
 };
 
+const UNREACHABLE: Declined = {
+  status: "declined",
+  errorType: "gateway.unavailable",
+  message: "The gateway could not be reached; nothing was sent to it. It can be tried again.",
+};
+
 /**
  * Calls the connector for a reserved operation under the connector contract (`connector.ts`): an
  * outcome is returned as it is; `OutcomeUnknown` leaves the reservation (a 504); any other failure
@@ -237,6 +244,10 @@ export async function callConnector<T extends RecordedOutcome>(
   try {
     return { outcome: await asProviderCall(call) };
   } catch (error) {
+    if (error instanceof ProviderUnreachable) {
+      logger.warn("Gateway unreachable: nothing was sent", { transaction_id: record.id, reference, error });
+      return { notDone: UNREACHABLE };
+    }
     if (error instanceof OutcomeUnknown) {
       logger.warn("Gateway outcome unknown: the operation stays reserved", {
         transaction_id: record.id,
@@ -260,9 +271,12 @@ async function lookupOrUnknown(
   record: TransactionRecord,
   kind: OperationKind,
   reference: string,
+  gatewayReference: string | null = record.gateway_reference,
 ): Promise<RecordedOutcome | undefined> {
   try {
-    const found = await asProviderCall(() => connector.lookup({ scope: record.project_id, kind, reference }));
+    const found = await asProviderCall(() =>
+      connector.lookup({ scope: record.project_id, kind, reference, gatewayReference }),
+    );
     return found.status === "found" ? found.outcome : undefined;
   } catch (error) {
     logger.warn("Gateway lookup failed: the operation stays reserved", { transaction_id: record.id, error });
@@ -441,7 +455,13 @@ function settledStep(
     if (outcome.status === "customer-action") {
       // The exchange's first round opens it: its pages find the transaction by their token, and the
       // invoice is pending the customer.
-      const next = awaitingCustomer(record, outcome.round, outcome.customerAction, now);
+      const next = awaitingCustomer(
+        record,
+        outcome.round,
+        outcome.customerAction,
+        now,
+        outcome.providerState,
+      );
       const token = next.authentication?.token as string;
       const opens = record.authentication === null;
       return step(next, opens ? ["invoice.pending"] : [], {
@@ -531,7 +551,13 @@ export async function resolveAbandoned(
   const found = await lookupOrUnknown(connector, record, pending.type, pending.id);
   const chained =
     pending.chained_capture && found?.status === "approved"
-      ? await lookupOrUnknown(connector, record, "capture", pending.chained_capture.id)
+      ? await lookupOrUnknown(
+          connector,
+          record,
+          "capture",
+          pending.chained_capture.id,
+          "gatewayReference" in found ? found.gatewayReference : record.gateway_reference,
+        )
       : undefined;
   const settled = await settleOutcome(
     settlement,

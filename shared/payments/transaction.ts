@@ -475,6 +475,7 @@ export function awaitingCustomer(
   round: ThreeDSRound,
   action: CustomerAction,
   now: Date,
+  providerState?: Record<string, string>,
 ): TransactionRecord {
   const attempt = record.pending?.three_d_s;
   if (!attempt) throw new Error(`Authorization of ${record.id} was reserved without a 3DS exchange`);
@@ -484,7 +485,7 @@ export function awaitingCustomer(
     three_d_s_status: "pending",
     requested_capture_amount:
       record.pending?.chained_capture?.amount ?? record.requested_capture_amount ?? null,
-    authentication: roundAsked(record.authentication, attempt, round, action),
+    authentication: roundAsked(record.authentication, attempt, round, action, providerState),
     operations: [...record.operations, operation("three_d_s_check", record.amount, true, null, now)],
   };
 }

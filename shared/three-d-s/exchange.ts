@@ -33,6 +33,8 @@ export interface ThreeDSExchange extends ThreeDSAttempt {
   action: CustomerAction;
   /** The answer to the current round once given: the next attempt passes it on. */
   answer: ThreeDSRoundAnswer | null;
+  /** What the connector kept with the round (`CustomerActionOutcome.providerState`), given back next. */
+  provider_state?: Record<string, string> | null;
 }
 
 /** The secret address of an exchange's pages: 192 random bits. */
@@ -59,12 +61,18 @@ export function fingerprintUrl(token: string): string {
   return `${challengeUrl(token)}/fingerprint`;
 }
 
+/** Where a provider's authentication page sends the cardholder back to. */
+export function providerReturnUrl(token: string): string {
+  return `${challengeUrl(token)}/return`;
+}
+
 /** The exchange after the issuer asked for a round in `attempt`. */
 export function roundAsked(
   previous: ThreeDSExchange | null | undefined,
   attempt: ThreeDSAttempt,
   round: ThreeDSRound,
   action: CustomerAction,
+  providerState?: Record<string, string>,
 ): ThreeDSExchange {
   return {
     token: attempt.token,
@@ -72,6 +80,7 @@ export function roundAsked(
     rounds: [...(previous?.rounds ?? []), round],
     action,
     answer: null,
+    ...(providerState ? { provider_state: providerState } : {}),
   };
 }
 
@@ -86,13 +95,16 @@ export function threeDSContext(
   attempt: ThreeDSAttempt,
   answer: ThreeDSRoundAnswer | null | undefined,
   serverTransactionId: string,
+  providerState?: Record<string, string> | null,
 ): ThreeDSContext {
   return {
     channel: attempt.channel,
     serverTransactionId,
     fingerprintUrl: fingerprintUrl(attempt.token),
     challengeUrl: challengeUrl(attempt.token),
+    returnUrl: providerReturnUrl(attempt.token),
     ...(answer ? { answer } : {}),
+    ...(providerState ? { providerState } : {}),
   };
 }
 

@@ -118,6 +118,23 @@ export function answeredPage(
 }
 
 /**
+ * The cardholder is back from the provider's authentication page (`/3ds/{token}/return`): their
+ * answer is recorded, and the next attempt asks the provider how it ended. As after the sandbox's
+ * challenge: in a frame the page tells its parent; otherwise back to the merchant's `return_url`.
+ */
+export function returnedPage(returnUrl: string | null, framed: boolean): HtmlReply {
+  const content = [
+    '<h1 id="done">Authentication complete</h1>',
+    returnUrl && !framed
+      ? `<p><a href="${escapeHtml(returnUrl)}">Return to the merchant</a></p>`
+      : '<p class="note">You can close this page.</p>',
+  ].join("\n");
+  const body = page("3-D Secure", content, true);
+  if (returnUrl && !framed) return threeDSPage(303, body, policy(returnUrl, true), returnUrl);
+  return threeDSPage(200, body, policy(null, true));
+}
+
+/**
  * The browser's 3DS method page (`customer_action` of type `fingerprint`), opened in a hidden frame:
  * the sandbox's ACS has nothing to collect, so the page completes at once and hands its parent the
  * `gway_req_` answer to send as the payment's next `source`.

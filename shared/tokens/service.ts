@@ -268,7 +268,9 @@ export async function changeToken(
     const card = await usableCard(caller, step.cardId);
     verified = await verify(caller, card, {
       scheme: routingScheme(card.card, fields.preferred_scheme ?? null),
-      ...(step.attempt ? { threeDS: threeDSContext(step.attempt, step.given, tokenId) } : {}),
+      ...(step.attempt
+        ? { threeDS: threeDSContext(step.attempt, step.given, tokenId, step.exchange?.provider_state) }
+        : {}),
     });
   } catch (error) {
     await releaseVerification(scope, customerId, tokenId, owner);
@@ -279,7 +281,7 @@ export async function changeToken(
   if (outcome.status === "customer-action") {
     const attempt = step.attempt as ThreeDSAttempt;
     const threeDS: TokenThreeDS = {
-      ...roundAsked(step.exchange, attempt, outcome.round, outcome.customerAction),
+      ...roundAsked(step.exchange, attempt, outcome.round, outcome.customerAction, outcome.providerState),
       card_id: step.cardId,
       ended: null,
     };

@@ -1,8 +1,6 @@
 import { isIPv4, isIPv6 } from "node:net";
-// The package's table of codes alone: validating a code needs neither its locales (the package
-// entry registers every one, ~700 KB) nor the name search of `index.js` (19 KiB with diacritics).
-import countryCodes from "i18n-iso-countries/codes.json" with { type: "json" };
 import { currencyDigits } from "../money.ts";
+import { COUNTRY_CODES_TABLE } from "./code-tables.ts";
 import * as z from "./zod.ts";
 
 /**
@@ -112,8 +110,11 @@ export const currency = z
     }),
   );
 
-/** ISO 3166-1 alpha-2 codes (the first of each row: alpha-2, alpha-3, numeric, ISO 3166-2). */
-const ALPHA_2 = new Set(countryCodes.map(([alpha2]) => alpha2));
+/**
+ * ISO 3166-1 alpha-2 codes, from i18n-iso-countries' table of codes reduced to them
+ * (`scripts/code-tables.mjs`): validating a code needs neither its locales nor its name search.
+ */
+const ALPHA_2 = new Set(COUNTRY_CODES_TABLE.split(" "));
 
 export const countryCode = z.preprocess(
   blankIsNull,

@@ -4,7 +4,9 @@ import { contractOf, openApiDocument } from "../../lib/contract/document.ts";
 import { routeKey, routes } from "../../lib/topology.ts";
 import { config } from "../../shared/config.ts";
 import { newId } from "../../shared/ids.ts";
-import { useInProcessApi } from "../e2e/harness.ts";
+import { createProject } from "../../shared/projects/project.ts";
+import { startStripeDouble } from "../doubles/stripe.ts";
+import { api, useInProcessApi } from "../e2e/harness.ts";
 import { aWellFormed } from "../support/paths.ts";
 import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
 
@@ -225,6 +227,37 @@ describe("the contract against live answers", () => {
       })
     ).customer_action;
     await ok("GET /3ds/{token}/fingerprint", new URL(fingerprint.value).pathname, { credentials: "none" });
+    // 3DS at a provider (Stripe's double): the page it sends the cardholder back to.
+    const stripe = await startStripeDouble();
+    try {
+      process.env.STRIPE_API_URL = stripe.url;
+      const merchant = await createProject("Contract Stripe merchant");
+      const viaStripe = api(local.url, merchant.sandbox);
+      await viaStripe.post("/gateways/stripe/gateway-configurations", {
+        settings: { secret_key: "sk_test_1" },
+      });
+      const { gateway_configurations: configured } = (
+        await viaStripe.get("/gateway-configurations?filter=card-payments")
+      ).body;
+      const sandboxCards = configured.find(
+        (item: { gateway_name: string }) => item.gateway_name === "sandbox",
+      );
+      await viaStripe.put(`/gateway-configurations/${sandboxCards.id}`, { enabled: false });
+      const order = (await viaStripe.post("/invoices", { name: "S", amount: "2.00", currency: "EUR" })).body
+        .invoice;
+      const stripeCard = (await viaStripe.post("/cards", { ...cardBody, number: "4000000000003220" })).body
+        .card;
+      const shopper = api(local.url, { project_id: merchant.sandbox.project_id, private_key: "" });
+      const paid = await shopper.post(`/invoices/${order.id}/capture`, { source: stripeCard.id });
+      expect(paid.body.customer_action, JSON.stringify(paid.body)).toBeDefined();
+      const redirect = paid.body.customer_action;
+      const back = await fetch(`${redirect.value}?answer=approve`, { redirect: "manual" });
+      const returnPath = new URL(back.headers.get("location") ?? "").pathname;
+      await ok("GET /3ds/{token}/return", returnPath, { credentials: "none" });
+    } finally {
+      await stripe.close();
+    }
+    await ok("GET /error-codes", "/error-codes");
 
     // Gateway configurations and a native APM payment.
     const { gateway_configurations: natives } = await ok(

@@ -54,6 +54,7 @@ function context(channel: ThreeDSChannel, answer?: ThreeDSRoundAnswer): ThreeDSC
     serverTransactionId: SERVER_TRANSACTION,
     fingerprintUrl: FINGERPRINT_URL,
     challengeUrl: CHALLENGE_URL,
+    returnUrl: `${CHALLENGE_URL}/return`,
     ...(answer ? { answer } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { CheckResults, Declined, DeclineType, RetryAdvice } from "../connector.ts";
+import { DECLINES } from "../declines.ts";
 
 /**
  * The sandbox's test cards: what each card number does, exactly as the test-card table of the
@@ -71,28 +72,7 @@ export function testCardBehaviour(number: string): TestCardBehaviour {
   return SANDBOX_TEST_CARDS[number] ?? "success";
 }
 
-const DECLINE_MESSAGES: Record<DeclineType, string> = {
-  "card.declined": "The card was declined.",
-  "card.do-not-honor": "The issuer declined the card: do not honor.",
-  "card.no-money": "The card has insufficient funds.",
-  "card.possible-fraud": "The issuer declined the card as possible fraud.",
-  "card.expired": "The card has expired.",
-  "card.stolen": "The card was reported stolen.",
-  "card.failed-cvc": "The card's security code (CVC) check failed.",
-  "card.failed-avs": "The card's address (AVS) check failed.",
-  "card.failed-cvc-and-avs": "The card's security code (CVC) and address (AVS) checks failed.",
-  "card.not-authorized": "The card is not authorized for this payment.",
-  "card.inactive": "The card is inactive.",
-  "card.lost": "The card was reported lost.",
-  "card.region-not-authorized": "The card may not be used in this region.",
-  "card.blacklisted": "The card is blocked.",
-  "card.failed-three-d-s": "3-D Secure authentication of the cardholder failed.",
-  "gateway.declined": "The gateway declined the operation.",
-  "gateway.validation-error": "The gateway refused the request as invalid.",
-  "gateway.error": "The gateway failed to process the operation.",
-};
-
-export function declined(errorType: DeclineType, message = DECLINE_MESSAGES[errorType]): Declined {
+export function declined(errorType: DeclineType, message: string = DECLINES[errorType].message): Declined {
   return { status: "declined", errorType, message };
 }
 
