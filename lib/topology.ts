@@ -176,6 +176,14 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/native-payment-details",
     table: "read",
   },
+  // Settles from the provider's record what we had missed (a lost answer, an awaited webhook).
+  {
+    method: "PUT",
+    path: "/invoices/{invoice_id}/sync-with-psp",
+    handler: "invoices/sync-with-psp",
+    table: "write",
+    cardVault: "open",
+  },
   { method: "GET", path: "/transactions", handler: "transactions/list", table: "read" },
   { method: "GET", path: "/transactions/{transaction_id}", handler: "transactions/get", table: "read" },
   {
@@ -227,6 +235,17 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "challenges/return",
     table: "write",
     unauthenticated: THREE_DS_PAGE,
+  },
+  // Providers' webhooks (Stripe, Adyen), one address per configuration: verified by the provider's
+  // signature with the configuration's secret, which the function opens.
+  {
+    method: "POST",
+    path: "/gateway-webhooks/{gateway_configuration_id}",
+    handler: "gateway-webhooks/receive",
+    table: "write",
+    cardVault: "open",
+    unauthenticated:
+      "payment providers send their webhooks without our credentials; each is verified by the provider's own signature (Stripe-Signature, Adyen's HMAC) with the configuration's sealed secret before anything is read, and an unverified one changes nothing.",
   },
   // The one catalogue of decline codes (shared/gateways/declines.ts).
   { method: "GET", path: "/error-codes", handler: "error-codes/list", table: "read" },

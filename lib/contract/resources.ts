@@ -249,6 +249,12 @@ export const transactionSchema = z.strictObject({
   payment_method: z.string(),
   native_apm: z.nullable(z.looseObject({ state: z.string() })),
   native_apm_response: z.nullable(nativeApmSchema),
+  awaiting_gateway: z.nullable(z.strictObject({ operation: z.string(), amount, since: timestamp })).check(
+    z.meta({
+      description:
+        "An operation the gateway received and decides later (Adyen's captures, voids, refunds): its webhook settles it. Null otherwise.",
+    }),
+  ),
 });
 
 const invoiceObject = z.looseObject({});

@@ -250,6 +250,13 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     answer: success({ refund: refundSchema, transaction: transactionSchema }),
     example: { amount: "5.00", reason: "customer_request" },
   },
+  "PUT /invoices/{invoice_id}/sync-with-psp": {
+    summary: "Settle an invoice's payment from the provider's record",
+    description:
+      "Asks the payment provider where the invoice's payment stands and settles what we had missed: an operation left reserved (its answer lost, or awaited from the provider's webhook). A 409 while a request is settling it; a 504 when the provider cannot tell yet. Answers the invoice. The official clients send it with an empty body.",
+    expand: "invoice",
+    answer: one("invoice", invoiceSchema),
+  },
   "GET /invoices/{invoice_id}/transactions": {
     summary: "Get an invoice's transaction",
     description: "An invoice has one transaction; `null` before any payment.",
@@ -323,6 +330,12 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     description:
       "The return address a Stripe or Adyen configuration gives its provider: records the return (with the provider's `redirectResult`), then tells the framing page it is done, or goes to the invoice's `return_url`. The payment sent again completes it. No credentials.",
     answer: { kind: "document", contentType: "text/html", description: "The return page" },
+  },
+  "POST /gateway-webhooks/{gateway_configuration_id}": {
+    summary: "A payment provider's webhook (Stripe, Adyen)",
+    description:
+      "The address to register at the provider for this gateway configuration. No credentials: verified by the provider's signature (Stripe-Signature with the configuration's `webhook_secret`, 300 s tolerance; Adyen's HMAC with its `hmac_key`); an unverified one is a 400 and changes nothing. A verified one settles what the provider decided (an Adyen capture, a refund that failed) with our events. A 503 asks the provider to send it again (a request is settling the payment at that moment).",
+    answer: success({ received: z.optional(z.boolean()), notificationResponse: z.optional(z.string()) }),
   },
   "GET /error-codes": {
     summary: "The decline codes, by category",

@@ -39,6 +39,11 @@ export interface Card {
   created_at: string;
   /** Set by every change of the card (absent on cards stored before it was kept: `created_at`). */
   updated_at?: string;
+  /**
+   * The card scheme's id of the first customer-initiated payment with this card (from the provider
+   * that made it): merchant-initiated payments send it, as the schemes require. Never shown.
+   */
+  network_transaction_id?: string | null;
   anonymized_at: string | null;
 }
 

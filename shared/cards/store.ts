@@ -131,7 +131,12 @@ export function cardUsableCheck(scope: Scope, id: string): TransactItem {
  * which may not outlive that first use (PCI DSS 3.3.1.2), on the condition that the card is usable.
  * A CVC that was not sent leaves the card's `cvc_check` as it is.
  */
-export function cardCheckedWrite(scope: Scope, id: string, checks: CheckResults): TransactItem {
+export function cardCheckedWrite(
+  scope: Scope,
+  id: string,
+  checks: CheckResults,
+  networkTransactionId?: string | null,
+): TransactItem {
   const names: Record<string, string> = {
     ...USABLE_NAMES,
     "#avs_check": "avs_check",
@@ -143,6 +148,12 @@ export function cardCheckedWrite(scope: Scope, id: string, checks: CheckResults)
     names["#cvc_check"] = "cvc_check";
     values[":cvc"] = checks.cvc;
     assignments.push("#cvc_check = :cvc");
+  }
+  if (networkTransactionId) {
+    // The first customer-initiated payment's id at the card scheme: merchant-initiated ones name it.
+    names["#ntid"] = "network_transaction_id";
+    values[":ntid"] = networkTransactionId;
+    assignments.push("#ntid = if_not_exists(#ntid, :ntid)");
   }
   return {
     Update: {

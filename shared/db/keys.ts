@@ -106,6 +106,32 @@ export const keys = {
    */
   challenge: (token: string) => ({ pk: `challenge#${token}`, sk: "challenge" }),
   /**
+   * Which environment a gateway configuration belongs to, by the configuration's id alone: the
+   * provider's webhooks arrive at `/gateway-webhooks/{id}`, without credentials.
+   */
+  gatewayConfigurationOwner: (id: string): ItemKey => ({ pk: `gateway-configuration#${id}`, sk: "owner" }),
+  /**
+   * The transaction of a payment at a provider (its reference there, through one configuration):
+   * how a provider's webhook about a payment finds it.
+   */
+  gatewayPayment: (scope: Scope, configurationId: string, gatewayReference: string): ItemKey => ({
+    pk: `${scope}#gateway-payment#${configurationId}#${gatewayReference}`,
+    sk: "transaction",
+  }),
+  /**
+   * What a provider's webhook said of one of our operations (its reference there): the provider's
+   * record, which `lookup` reads where the provider has no other (Adyen). One item per event.
+   */
+  gatewayNotification: (
+    scope: Scope,
+    configurationId: string,
+    reference: string,
+    event: string,
+  ): ItemKey => ({
+    pk: `${scope}#gateway-notification#${configurationId}#${reference}`,
+    sk: event,
+  }),
+  /**
    * A job of the local scheduler (`shared/scheduling/table.ts`; EventBridge Scheduler keeps them in
    * AWS), addressed by its schedule name, which is unique across environments (derived from an id).
    */

@@ -25,6 +25,7 @@ export type EventName =
   | "transaction.failed"
   | "transaction.voided"
   | "transaction.refunded"
+  | "transaction.refund_failed"
   | "invoice.completed"
   | "invoice.pending"
   | "plan.created"

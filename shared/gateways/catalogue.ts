@@ -144,7 +144,60 @@ const stripe: GatewayDefinition = {
   ],
 };
 
-export const GATEWAYS: Readonly<Record<string, GatewayDefinition>> = { sandbox, stripe };
+const ADYEN_LOGO = `data:image/svg+xml;base64,${Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="12" fill="#0abf53"/><path d="M14 40V26h6v14zm10 0V22h6v18zm10 0V26h6v14zm10 0V30h6v10z" fill="#fff"/></svg>',
+).toString("base64")}`;
+
+const adyen: GatewayDefinition = {
+  name: "adyen",
+  description:
+    "Card payments through your Adyen merchant account (Checkout API v71, manual capture, 3-D Secure by redirect). Raw card data (PCI) must be enabled for the API credential.",
+  url: "https://www.adyen.com",
+  logo_url: ADYEN_LOGO,
+  can_refund: true,
+  methods: {
+    card: { display_name: "Adyen", flows: ["one-off", "recurring", "tokenization"], tags: ["credit-card"] },
+  },
+  settings: [
+    {
+      name: "api_key",
+      secret: true,
+      required: true,
+      description: "The API key of your Adyen API credential (Checkout API, raw card data).",
+      check: (value) => (/^\S{16,}$/.test(value) ? undefined : "must be an Adyen API key"),
+    },
+    {
+      name: "merchant_account",
+      secret: false,
+      required: true,
+      description: "The merchant account payments are made for.",
+      check: (value) =>
+        /^[A-Za-z0-9_-]{1,80}$/.test(value) ? undefined : "must be an Adyen merchant account name",
+    },
+    {
+      name: "hmac_key",
+      secret: true,
+      required: false,
+      description:
+        "The HMAC key (hex) of the standard webhook you set up at Adyen for <API>/gateway-webhooks/<this configuration's id>: it verifies every notification.",
+      check: (value) =>
+        /^([0-9A-Fa-f]{2}){16,64}$/.test(value)
+          ? undefined
+          : "must be the webhook's HMAC key, in hexadecimal",
+    },
+    {
+      name: "live_url_prefix",
+      secret: false,
+      required: "live",
+      description:
+        "Your live endpoint's prefix ([random]-[company name], from Customer Area > Developers > API URLs). Live environments only: a sandbox uses Adyen's test endpoint.",
+      check: (value) =>
+        /^[a-z0-9]+(-[a-z0-9]+)*$/i.test(value) ? undefined : "must be the prefix of your live endpoint",
+    },
+  ],
+};
+
+export const GATEWAYS: Readonly<Record<string, GatewayDefinition>> = { sandbox, stripe, adyen };
 
 export function gatewayNamed(name: string): GatewayDefinition | undefined {
   return Object.hasOwn(GATEWAYS, name) ? GATEWAYS[name] : undefined;

@@ -171,6 +171,10 @@ export interface FollowUpRequest extends ConnectorScope {
   reference: string;
   amount: string;
   currency: string;
+  /** The authorization as it stands before this operation (an increment's new total is it plus `amount`). */
+  authorizedAmount: string;
+  /** For a refund: our refund's id, which the provider keeps with it (its later failure names it). */
+  refundId?: string;
 }
 
 export interface VoidRequest extends ConnectorScope {
@@ -263,10 +267,19 @@ export interface CustomerActionOutcome {
   providerState?: Record<string, string>;
 }
 
-/** `chargedBack`: the provider reports the captured payment as charged back by the cardholder. */
-export type CaptureOutcome = { status: "approved"; chargedBack: boolean } | Declined;
+/**
+ * The provider accepted the request and decides later (Adyen's captures, cancels, refunds and
+ * amount updates): its webhook says how it ended. The operation stays reserved meanwhile, held for
+ * the provider (`awaitingProvider`), and `lookup` finds the decision once the webhook told it.
+ */
+export interface Received {
+  status: "received";
+}
 
-export type OperationOutcome = { status: "approved" } | Declined;
+/** `chargedBack`: the provider reports the captured payment as charged back by the cardholder. */
+export type CaptureOutcome = { status: "approved"; chargedBack: boolean } | Declined | Received;
+
+export type OperationOutcome = { status: "approved" } | Declined | Received;
 
 export type VerifyOutcome =
   | { status: "approved"; gatewayReference: string; checks: CheckResults }

@@ -19,6 +19,16 @@ export async function connectGateway(
       const { stripeConnector } = await import("./stripe/connector.ts");
       return stripeConnector({ secretKey: settings.secret_key ?? "" });
     }
+    case "adyen": {
+      const { adyenConnector } = await import("./adyen/connector.ts");
+      return adyenConnector({
+        apiKey: settings.api_key ?? "",
+        merchantAccount: settings.merchant_account ?? "",
+        ...(settings.live_url_prefix ? { liveUrlPrefix: settings.live_url_prefix } : {}),
+        sandbox: context.sandbox,
+        configurationId: context.configurationId,
+      });
+    }
     default:
       throw new Error(
         `No connector for the ${gatewayName} gateway of configuration ${context.configurationId}`,

@@ -88,8 +88,8 @@ export async function configurationForPayment(
   return found;
 }
 
-/** The connector of a configuration, its secret settings opened for this use only. */
-export async function connectorOf(configuration: GatewayConfiguration): Promise<PaymentConnector> {
+/** A configuration's settings, its secret ones opened by the vault for this use only. */
+export async function openedSettings(configuration: GatewayConfiguration): Promise<Record<string, string>> {
   const vault = Object.keys(configuration.secrets).length > 0 ? cardVault() : undefined;
   const secrets = await Promise.all(
     Object.entries(configuration.secrets).map(
@@ -104,9 +104,13 @@ export async function connectorOf(configuration: GatewayConfiguration): Promise<
         ] as const,
     ),
   );
-  return connectGateway(
-    configuration.gateway_name,
-    { ...configuration.settings, ...Object.fromEntries(secrets) },
-    { configurationId: configuration.id, sandbox: configuration.sandbox },
-  );
+  return { ...configuration.settings, ...Object.fromEntries(secrets) };
+}
+
+/** The connector of a configuration, its secret settings opened for this use only. */
+export async function connectorOf(configuration: GatewayConfiguration): Promise<PaymentConnector> {
+  return connectGateway(configuration.gateway_name, await openedSettings(configuration), {
+    configurationId: configuration.id,
+    sandbox: configuration.sandbox,
+  });
 }

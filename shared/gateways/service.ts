@@ -17,6 +17,7 @@ import {
 import { type ConfigurationInput, configurationInput } from "./schema.ts";
 import {
   forgetConfigurations,
+  gatewayConfigurationOwnerPut,
   gatewayConfigurationPut,
   gatewayConfigurationReplace,
   readConfigurations,
@@ -107,7 +108,11 @@ export async function createConfiguration(
   );
   const stored = await withSettings(configuration, gateway, settings);
   const presented = presentConfiguration(stored, false);
-  await transactWrite([gatewayConfigurationPut(stored), ...commit(presented)]);
+  await transactWrite([
+    gatewayConfigurationPut(stored),
+    gatewayConfigurationOwnerPut(stored),
+    ...commit(presented),
+  ]);
   forgetConfigurations(caller.projectId);
   return presented;
 }

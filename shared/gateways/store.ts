@@ -1,4 +1,4 @@
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
@@ -37,6 +37,32 @@ export function gatewayConfigurationPut(configuration: GatewayConfiguration): Tr
       ConditionExpression: "attribute_not_exists(pk)",
     },
   };
+}
+
+/**
+ * The write that records which environment a configuration belongs to, by its id alone: its
+ * provider's webhooks arrive at `/gateway-webhooks/{id}` without credentials.
+ */
+export function gatewayConfigurationOwnerPut(configuration: GatewayConfiguration): TransactItem {
+  return {
+    Put: {
+      TableName: config.tableName,
+      Item: {
+        ...keys.gatewayConfigurationOwner(configuration.id),
+        type: "gateway-configuration-owner",
+        scope: configuration.project_id,
+      },
+      ConditionExpression: "attribute_not_exists(pk)",
+    },
+  };
+}
+
+/** The environment a configuration belongs to, by its id alone; undefined for an unknown id. */
+export async function configurationOwner(configurationId: string): Promise<Scope | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.gatewayConfigurationOwner(configurationId) }),
+  );
+  return typeof Item?.scope === "string" ? Item.scope : undefined;
 }
 
 /** The write that replaces a configuration, on the condition that it exists and is not deleted. */

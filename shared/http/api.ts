@@ -18,7 +18,7 @@ import {
   release,
   type StoredResponse,
 } from "./idempotency.ts";
-import { type Input, parseBody, parseQuery } from "./input.ts";
+import { type Input, parseBody, parseQuery, rawBody } from "./input.ts";
 import { malformedPathParameter } from "./path-parameters.ts";
 import {
   type Answer,
@@ -49,6 +49,8 @@ export interface ApiRequest {
    * answer stored for its `Idempotency-Key` commits with the change (empty without a key).
    */
   commitWith(reply: Reply): TransactItem[];
+  /** The body exactly as sent, for what is signed over its bytes (a provider's webhook). */
+  rawBody(): string;
   /** What is left of the function's time (its timeout) for this request. */
   remainingTimeMs(): number;
   /**
@@ -241,6 +243,7 @@ function parsing(
         query,
         body,
         headers: event.headers ?? {},
+        rawBody: () => rawBody(event),
         remainingTimeMs: () =>
           typeof context.getRemainingTimeInMillis === "function"
             ? context.getRemainingTimeInMillis()

@@ -93,6 +93,11 @@ export function parseBody(event: APIGatewayProxyEventV2): Input {
   );
 }
 
+/** The body exactly as sent (decoded from base64 when API Gateway encoded it), within the size limit. */
+export function rawBody(event: APIGatewayProxyEventV2): string {
+  return event.body ? bodyText(event.body, event.isBase64Encoded) : "";
+}
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function bodyText(body: string, isBase64Encoded: boolean): string {

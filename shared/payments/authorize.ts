@@ -417,6 +417,8 @@ async function runAuthorization(
       initiator,
       scheme,
       threeDS: threeDSContextOf(record),
+      // A merchant-initiated payment names the card's first customer-initiated one at the scheme.
+      networkTransactionId: initiator === "merchant" ? (source.card.network_transaction_id ?? null) : null,
     }),
   );
   const action = "outcome" in result && result.outcome.status === "customer-action";

@@ -33,6 +33,7 @@ import {
   commitTransition,
   type Expected,
   findTransactionRecord,
+  gatewayPaymentWrites,
   transitionWrite,
   type VersionedTransaction,
 } from "./store.ts";
@@ -41,6 +42,7 @@ import {
   authorizedWith,
   awaitingCustomer,
   awaitingCustomerInput,
+  awaitingProvider,
   capturedWith,
   chainedCaptureOf,
   customerAction,
@@ -468,14 +470,22 @@ function settledStep(
         extra: opens ? [exchangePut(token, { kind: "transaction", scope, transactionId: record.id })] : [],
       });
     }
-    // The card's CVC was used by this authorization: it is dropped, with the checks' results.
-    const optional = [cardCheckedWrite(scope, record.card_id ?? "", outcome.checks)];
+    // The card's CVC was used by this authorization: it is dropped, with the checks' results (and
+    // the scheme's id of a customer-initiated approval, for the merchant-initiated payments to come).
+    const optional = [
+      cardCheckedWrite(
+        scope,
+        record.card_id ?? "",
+        outcome.checks,
+        outcome.status === "approved" ? outcome.networkTransactionId : null,
+      ),
+    ];
     if (outcome.status === "declined") {
       const next = authorizationDeclined(record, outcome, outcome.threeDS, now);
       return step(next, ["transaction.failed"], { optional, refusal: declineError(outcome) });
     }
     const next = authorizedWith(record, outcome.gatewayReference, outcome.threeDS, now);
-    return step(next, ["transaction.authorized"], { optional });
+    return step(next, ["transaction.authorized"], { optional, extra: gatewayPaymentWrites(next) });
   }
 
   if (pending.type === "native-payment") {
@@ -492,6 +502,10 @@ function settledStep(
 
   const type = pending.type;
   const outcome = result.outcome as CaptureOutcome;
+  if (outcome.status === "received") {
+    // The provider decides later: the operation stays reserved until its webhook settles it.
+    return step(awaitingProvider(record, now), []);
+  }
   if (outcome.status === "declined") {
     const next = followUpDeclined(record, outcome, now);
     return step(next, type === "capture" ? ["transaction.failed"] : [], { refusal: declineError(outcome) });

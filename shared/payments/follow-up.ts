@@ -1,6 +1,6 @@
 import { nowIn } from "../clock.ts";
 import type { AuthorizeOutcome, PaymentConnector, RecordedOutcome } from "../gateways/connector.ts";
-import type { ApiError } from "../http/errors.ts";
+import { type ApiError, busy } from "../http/errors.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
 import {
@@ -42,6 +42,13 @@ export interface FollowUpPlan {
   refund?: (record: TransactionRecord, amount: string, now: Date) => ReturnType<typeof newRefund>;
 }
 
+/** The gateway received an operation and has not decided it yet (its webhook will): try again then. */
+const awaitingGateway = (id: string, type: string) =>
+  busy(
+    "request.transaction.awaiting-gateway",
+    `The gateway has not yet decided the ${type} of transaction ${id}: its webhook settles it; try again then.`,
+  );
+
 /** Whether an abandoned reservation is this very request's own, made before it crashed. */
 function isOwnOperation(
   pending: PendingOperation,
@@ -71,6 +78,7 @@ export async function followUp(
     const now = nowIn(request.caller.environment);
     const pending = record.pending;
     if (pending) {
+      if (pending.awaiting_provider_since) throw awaitingGateway(record.id, pending.type);
       if (!leaseExpired(pending)) throw inProgress(record.id);
       const held = await takeOver(current);
       if (held) {
@@ -119,6 +127,8 @@ function followUpCall(
     reference: pending.id,
     amount: pending.amount,
     currency: record.currency,
+    authorizedAmount: record.authorized_amount,
+    ...(pending.refund ? { refundId: pending.refund.id } : {}),
   };
   return callConnector(connector, held, type, () =>
     type === "capture"

@@ -7,7 +7,7 @@ import { logger } from "../observability/logger.ts";
 import { findEnvironment } from "../projects/environment.ts";
 import { type Resolution, resolveAbandoned, serviceRequest, takeOver } from "./core.ts";
 import { expiredReservations, findTransactionRecord } from "./store.ts";
-import { leaseExpired } from "./transaction.ts";
+import { leaseExpired, type PendingOperation } from "./transaction.ts";
 
 /**
  * The recovery job: every minute it finds the reserved payment operations whose lease is over (the
@@ -65,7 +65,34 @@ export async function recoverReservations(options: { onlyScope?: string } = {}):
   return report;
 }
 
-async function recoverOne(scope: string, transactionId: string): Promise<Resolution | "unknown" | "skipped"> {
+function recoverOne(scope: string, transactionId: string): Promise<Resolution | "unknown" | "skipped"> {
+  return resolveReservation(scope, transactionId, (pending) => leaseExpired(pending));
+}
+
+/**
+ * A provider's webhook told how an operation of the transaction ended (or may have): its reservation
+ * is settled from the provider's record now, whether the provider held it (`awaiting_provider_since`)
+ * or its lease is over. `busy`: a request holds the reservation and is settling it now (the webhook
+ * is answered so that the provider sends it again later); `skipped`: nothing is reserved any more.
+ */
+export async function settleGatewayDecision(
+  scope: string,
+  transactionId: string,
+): Promise<Resolution | "unknown" | "skipped" | "busy"> {
+  let busy = false;
+  const outcome = await resolveReservation(scope, transactionId, (pending) => {
+    const ready = leaseExpired(pending) || Boolean(pending.awaiting_provider_since);
+    busy = !ready;
+    return ready;
+  });
+  return busy ? "busy" : outcome;
+}
+
+async function resolveReservation(
+  scope: string,
+  transactionId: string,
+  ready: (pending: PendingOperation) => boolean,
+): Promise<Resolution | "unknown" | "skipped"> {
   const context = { project_id: scope, transaction_id: transactionId };
   const [environment, current] = await Promise.all([
     findEnvironment(scope),
@@ -73,7 +100,7 @@ async function recoverOne(scope: string, transactionId: string): Promise<Resolut
   ]);
   const pending = current?.record.pending;
   // The index is eventually consistent: the transaction itself decides.
-  if (!environment || !current || !pending || !leaseExpired(pending)) return "skipped";
+  if (!environment || !current || !pending || !ready(pending)) return "skipped";
   const invoice = await findInvoice(scope, current.record.invoice_id);
   if (!invoice) {
     logger.error("Recovery: a transaction's invoice is missing", context);

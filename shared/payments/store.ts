@@ -180,7 +180,10 @@ export interface Expected {
   status: TransactionStatus;
   /** The reservation the writer holds; `null`: none may be held (or `takeover`). */
   pending: string | null;
-  /** When set, the expired reservation being taken over (`pending` is then ignored). */
+  /**
+   * When set, the reservation being taken over (`pending` is then ignored): expired, or held for the
+   * provider's decision.
+   */
   takeover?: { id: string; now: number };
   /** Capture: still within the capture window at `now`, and authorized at least `minor`. */
   capture?: { now: number; minor: number };
@@ -202,7 +205,13 @@ export function transitionWrite(
     names["#lease"] = "lease_until";
     values[":pendingId"] = expected.takeover.id;
     values[":now"] = expected.takeover.now;
-    conditions.push("#pending.#id = :pendingId", "#pending.#lease < :now");
+    // Expired, or held for the provider's decision (which its webhook may settle at any time).
+    names["#awaiting"] = "awaiting_provider_since";
+    values[":null"] = "NULL";
+    conditions.push(
+      "#pending.#id = :pendingId",
+      "(#pending.#lease < :now OR (attribute_exists(#pending.#awaiting) AND NOT attribute_type(#pending.#awaiting, :null)))",
+    );
   } else if (expected.pending === null) {
     values[":null"] = "NULL";
     conditions.push("(attribute_not_exists(#pending) OR attribute_type(#pending, :null))");
@@ -250,6 +259,46 @@ export async function commitTransition(
     if (failed.includes(0)) return "changed";
     return { failedCheck: failed[0] as number };
   }
+}
+
+/**
+ * The item that finds a transaction from its payment at a provider (`keys.gatewayPayment`), written
+ * with the authorization: a provider's webhook names the payment, not our transaction. The sandbox
+ * sends no webhooks and needs none.
+ */
+export function gatewayPaymentWrites(record: TransactionRecord): TransactItem[] {
+  if (record.gateway_name === "sandbox" || !record.gateway_reference) return [];
+  return [
+    {
+      Put: {
+        TableName: config.tableName,
+        Item: {
+          ...keys.gatewayPayment(
+            record.project_id,
+            record.gateway_configuration_id,
+            record.gateway_reference,
+          ),
+          type: "gateway-payment",
+          transaction_id: record.id,
+        },
+      },
+    },
+  ];
+}
+
+/** The transaction of a payment at a provider, through one of the environment's configurations. */
+export async function findGatewayPayment(
+  scope: Scope,
+  configurationId: string,
+  gatewayReference: string,
+): Promise<string | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: config.tableName,
+      Key: keys.gatewayPayment(scope, configurationId, gatewayReference),
+    }),
+  );
+  return typeof Item?.transaction_id === "string" ? Item.transaction_id : undefined;
 }
 
 /** A customer token item (of its customer's partition), consistently read; undefined when absent. */

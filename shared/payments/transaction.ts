@@ -134,6 +134,12 @@ export interface PendingOperation {
    * so whoever settles an abandoned reservation can ask the provider about both operations.
    */
   chained_capture?: ChainedCapture | null;
+  /**
+   * Set when the provider received the operation and decides later (`Received`): its webhook
+   * settles it, which may take the reservation over at any time; meanwhile it is held for the
+   * provider (`PROVIDER_DECISION_LEASE_MS`), then the recovery job asks again.
+   */
+  awaiting_provider_since?: string | null;
 }
 
 /** A capture chained to an authorization's reservation: its reference and the amount it captures. */
@@ -358,6 +364,26 @@ export function leaseExpired(pending: PendingOperation): boolean {
   return pending.lease_until < clock.now().getTime();
 }
 
+/**
+ * How long an operation the provider received waits for its webhook before the recovery job asks
+ * the provider's record (Adyen decides captures within minutes, at worst hours).
+ */
+export const PROVIDER_DECISION_LEASE_MS = 6 * 3600 * 1000;
+
+/** The provider received the operation and decides later: it stays reserved, held for the provider. */
+export function awaitingProvider(record: TransactionRecord, now: Date): TransactionRecord {
+  const pending = record.pending;
+  if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
+  return {
+    ...record,
+    pending: {
+      ...pending,
+      lease_until: clock.now().getTime() + PROVIDER_DECISION_LEASE_MS,
+      awaiting_provider_since: pending.awaiting_provider_since ?? now.toISOString(),
+    },
+  };
+}
+
 function settled(record: TransactionRecord): TransactionRecord {
   return { ...record, pending: null };
 }
@@ -569,6 +595,28 @@ export function refunded(record: TransactionRecord, now: Date): TransactionRecor
 }
 
 /**
+ * A refund the provider accepted and then reported failed (a Stripe refund to a closed card): the
+ * money stays with the merchant, so it no longer counts as refunded, and may be refunded again.
+ * Undefined when the refund is unknown or already failed (a repeated webhook).
+ */
+export function refundFailed(
+  record: TransactionRecord,
+  refundId: string,
+  now: Date,
+): TransactionRecord | undefined {
+  const refund = record.refunds.find((item) => item.id === refundId && !item.has_failed);
+  if (!refund) return undefined;
+  const total = written(subtractAmounts(record.refunded_amount, refund.amount), record.currency);
+  return {
+    ...record,
+    status: record.status === "refunded" ? "completed" : record.status,
+    refunded_amount: total,
+    refunds: record.refunds.map((item) => (item.id === refundId ? { ...item, has_failed: true } : item)),
+    operations: [...record.operations, operation("refund", refund.amount, false, "refund.declined", now)],
+  };
+}
+
+/**
  * A follow-up operation the provider declined. A declined capture fails the transaction; a declined
  * void, refund or increment leaves its state, with the failed operation (and failed refund) recorded.
  */
@@ -712,6 +760,13 @@ export function presentTransaction(record: TransactionRecord) {
     payment_method: paymentMethodOf(record),
     native_apm: record.native_apm ? { state: record.native_apm.state } : null,
     native_apm_response: record.native_apm ? presentNativeApm(record.native_apm) : null,
+    awaiting_gateway: record.pending?.awaiting_provider_since
+      ? {
+          operation: record.pending.type,
+          amount: record.pending.amount,
+          since: record.pending.awaiting_provider_since,
+        }
+      : null,
   };
 }
 

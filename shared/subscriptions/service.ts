@@ -134,7 +134,7 @@ export async function createSubscription(
   if (!isId("customer", fields.customer_id)) throw notFound("customer", fields.customer_id);
   const now = nowIn(caller.environment);
   // A card source is read in the same round as the customer and the plan; its refusal, if any,
-  // is raised at its turn (by the token's creation).
+  // is raised once the customer and the plan are checked.
   const card = fields.source && isId("card", fields.source) ? usableCard(caller, fields.source) : undefined;
   card?.catch(() => {});
   const [customer, { terms, planId, trialPeriod }] = await Promise.all([
@@ -187,6 +187,10 @@ export async function createSubscription(
       ...commit(presented),
     ];
   };
+
+  // The card's refusal, if any, comes now: before anything is scheduled for a subscription that
+  // cannot be made (and the round trips stay in order: the reads, the schedule, the write).
+  if (card) await card;
 
   // Scheduled first: no crash can leave a subscription without its jobs.
   const planned = build("tok_pending");

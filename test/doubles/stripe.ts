@@ -114,19 +114,24 @@ export interface StripeDouble {
   intent(id: string): Intent | undefined;
   intents(): Intent[];
   refunds(): Refund[];
+  /** Every webhook sent: the event type, the endpoint, and the status it answered (0: no answer). */
+  deliveries: Array<{ type: string; url: string; status: number }>;
   /** Signed webhooks go to `url`, signed with `secret` (the endpoint's signing secret). */
   addWebhookEndpoint(url: string, secret: string): void;
   /** The next request whose path contains `pathPart` meets `fault`. */
   injectFault(pathPart: string, fault: StripeFault): void;
-  /** Sends an event about `object` to the webhook endpoints now (as Stripe would). */
-  emit(type: string, object: unknown): Promise<void>;
+  /** Sends an event about `object` to the webhook endpoints now (as Stripe would), signed at `signedAt` (unix s). */
+  emit(type: string, object: unknown, signedAt?: number): Promise<void>;
   close(): Promise<void>;
 }
 
 const now = () => Math.floor(Date.now() / 1000);
 const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString("base64url")}`;
 
-export async function startStripeDouble(port = 0): Promise<StripeDouble> {
+/** `latencyMs`: every API answer waits this long first, as a provider's network and processing would. */
+export async function startStripeDouble(
+  options: { port?: number; latencyMs?: number } = {},
+): Promise<StripeDouble> {
   const methods = new Map<string, PaymentMethod>();
   const intents = new Map<string, Intent>();
   const setups = new Map<string, SetupIntent>();
@@ -135,6 +140,7 @@ export async function startStripeDouble(port = 0): Promise<StripeDouble> {
   const endpoints: Array<{ url: string; secret: string }> = [];
   const faults: Array<{ pathPart: string; fault: StripeFault }> = [];
   const requests: StripeDouble["requests"] = [];
+  const deliveries: StripeDouble["deliveries"] = [];
   let base = "";
 
   const behaviourOf = (methodId: string): Behaviour =>
@@ -611,7 +617,7 @@ export async function startStripeDouble(port = 0): Promise<StripeDouble> {
     response.writeHead(302, { location: target.toString() }).end();
   }
 
-  async function emit(type: string, object: unknown): Promise<void> {
+  async function emit(type: string, object: unknown, signedAt?: number): Promise<void> {
     const payload = JSON.stringify({
       id: newId("evt"),
       object: "event",
@@ -623,16 +629,18 @@ export async function startStripeDouble(port = 0): Promise<StripeDouble> {
     });
     await Promise.all(
       endpoints.map(async (endpoint) => {
-        const t = now();
+        const t = signedAt ?? now();
         const signature = createHmac("sha256", endpoint.secret).update(`${t}.${payload}`).digest("hex");
         try {
-          await fetch(endpoint.url, {
+          const answer = await fetch(endpoint.url, {
             method: "POST",
             headers: { "content-type": "application/json", "stripe-signature": `t=${t},v1=${signature}` },
             body: payload,
           });
+          deliveries.push({ type, url: endpoint.url, status: answer.status });
         } catch {
-          // Stripe retries for days; the double sends once.
+          // Stripe retries for days; the double sends once (the test sends again where it must).
+          deliveries.push({ type, url: endpoint.url, status: 0 });
         }
       }),
     );
@@ -653,6 +661,7 @@ export async function startStripeDouble(port = 0): Promise<StripeDouble> {
       );
       return;
     }
+    if (options.latencyMs) await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
     const key = /^Bearer (sk|rk)_(test|live)_\w+$/.test(request.headers.authorization ?? "");
     if (!key) {
       send(response, 401, { error: { type: "invalid_request_error", message: "Invalid API Key provided." } });
@@ -700,11 +709,12 @@ export async function startStripeDouble(port = 0): Promise<StripeDouble> {
     send(response, answer.status, answer.body);
   });
 
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: base,
     requests,
+    deliveries,
     intent: (id) => intents.get(id),
     intents: () => [...intents.values()],
     refunds: () => [...refunds.values()],

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { contractOf, openApiDocument } from "../../lib/contract/document.ts";
@@ -233,9 +234,11 @@ describe("the contract against live answers", () => {
       process.env.STRIPE_API_URL = stripe.url;
       const merchant = await createProject("Contract Stripe merchant");
       const viaStripe = api(local.url, merchant.sandbox);
-      await viaStripe.post("/gateways/stripe/gateway-configurations", {
-        settings: { secret_key: "sk_test_1" },
-      });
+      const stripeConfiguration = (
+        await viaStripe.post("/gateways/stripe/gateway-configurations", {
+          settings: { secret_key: "sk_test_1", webhook_secret: "whsec_contract" },
+        })
+      ).body.gateway_configuration;
       const { gateway_configurations: configured } = (
         await viaStripe.get("/gateway-configurations?filter=card-payments")
       ).body;
@@ -254,10 +257,36 @@ describe("the contract against live answers", () => {
       const back = await fetch(`${redirect.value}?answer=approve`, { redirect: "manual" });
       const returnPath = new URL(back.headers.get("location") ?? "").pathname;
       await ok("GET /3ds/{token}/return", returnPath, { credentials: "none" });
+      // Stripe's webhook about that payment, signed with the configuration's secret.
+      const event = JSON.stringify({
+        id: "evt_contract",
+        type: "payment_intent.amount_capturable_updated",
+        livemode: false,
+        data: { object: { id: "pi_contract", object: "payment_intent", metadata: {} } },
+      });
+      const t = Math.floor(Date.now() / 1000);
+      const signature = createHmac("sha256", "whsec_contract").update(`${t}.${event}`).digest("hex");
+      const delivered = await sendRaw(local.url, {
+        method: "POST",
+        target: `/gateway-webhooks/${stripeConfiguration.id}`,
+        headers: { "content-type": "application/json", "stripe-signature": `t=${t},v1=${signature}` },
+        body: event,
+      });
+      recorded.push({
+        route: "POST /gateway-webhooks/{gateway_configuration_id}",
+        status: delivered.status,
+        contentType: String(delivered.headers["content-type"] ?? ""),
+        body: JSON.parse(delivered.text),
+        text: delivered.text,
+      });
+      expect(delivered.status, delivered.text).toBe(200);
     } finally {
       await stripe.close();
     }
     await ok("GET /error-codes", "/error-codes");
+    await ok("PUT /invoices/{invoice_id}/sync-with-psp", `/invoices/${challenged.id}/sync-with-psp`, {
+      body: {},
+    });
 
     // Gateway configurations and a native APM payment.
     const { gateway_configurations: natives } = await ok(

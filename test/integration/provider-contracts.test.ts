@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { adyenConnector } from "../../shared/gateways/adyen/connector.ts";
 import type { CardCredentials, PaymentConnector, ThreeDSContext } from "../../shared/gateways/connector.ts";
 import { stripeConnector } from "../../shared/gateways/stripe/connector.ts";
-import { missingTool, type RunningTool, STRIPE_MOCK, startTool } from "../support/provider-tools.ts";
+import {
+  ADYEN_CHECKOUT_OPENAPI,
+  freePort,
+  missingTool,
+  PRISM,
+  type RunningTool,
+  STRIPE_MOCK,
+  startTool,
+} from "../support/provider-tools.ts";
 
 /**
  * Issue 19's contract tests: every request a connector sends, checked by the provider's own test
@@ -93,12 +102,12 @@ async function everyOperation(connector: PaymentConnector, gatewayReference: str
     scheme: null,
     threeDS: {
       ...THREE_DS,
-      answer: { kind: "provider-redirect", params: {} },
+      answer: { kind: "provider-redirect", params: { redirectResult: "X6XtfGC3!Y" } },
       providerState: { payment_intent: gatewayReference },
     },
   });
   await card.verifyCard({ scope, reference: reference(4), card: CARD, scheme: "visa", threeDS: THREE_DS });
-  const followUp = { scope, gatewayReference, amount: "4.00", currency: "EUR" };
+  const followUp = { scope, gatewayReference, amount: "4.00", currency: "EUR", authorizedAmount: "10.00" };
   await connector.capture({ ...followUp, reference: reference(5) });
   await connector.refund({ ...followUp, reference: reference(6) });
   await card.incrementAuthorization({ ...followUp, reference: reference(7) });
@@ -157,6 +166,61 @@ describe.skipIf(stripeMissing)(
           "GET /v1/payment_intents/search",
           "GET /v1/setup_intents",
           "GET /v1/refunds",
+        ]),
+      );
+    });
+  },
+);
+
+const adyenMissing = missingTool(ADYEN_CHECKOUT_OPENAPI);
+
+describe.skipIf(adyenMissing)(
+  `the adyen connector against Adyen's Checkout v71 OpenAPI document (Prism)${adyenMissing ? ` (skipped: ${adyenMissing})` : ""}`,
+  () => {
+    let prism: RunningTool;
+
+    beforeAll(async () => {
+      prism = await startTool(
+        PRISM,
+        ["mock", "--errors", "-h", "127.0.0.1", "-p", String(await freePort()), ADYEN_CHECKOUT_OPENAPI],
+        /Prism is listening on (http:\/\/\S+)/,
+      );
+      process.env.ADYEN_CHECKOUT_API_URL = prism.url;
+    }, 120_000);
+
+    afterAll(async () => {
+      await prism?.stop();
+    });
+
+    it("sends only requests Adyen's API description accepts, for every operation", async () => {
+      const recorded = recordExchanges();
+      const connector = adyenConnector({
+        apiKey: "AQEyhmfxLI3MaBFLw0m",
+        merchantAccount: "AcmeECOM",
+        sandbox: true,
+        configurationId: "gway_conf_01JCONTRACT0000000000000000",
+      });
+      await everyOperation(connector, "QFQTPCQ8HXSKGK82");
+      recorded.stop();
+
+      expect(recorded.exchanges.length).toBeGreaterThanOrEqual(8);
+      // Prism answers 422 (and names them) for requests that break the document; 401 without a key.
+      const refused = recorded.exchanges
+        .filter((exchange) => exchange.status === 422 || exchange.status === 400 || exchange.status === 404)
+        .map(
+          (exchange) =>
+            `${exchange.method} ${exchange.url} → ${exchange.status} ${exchange.body.slice(0, 400)}`,
+        );
+      expect(refused).toEqual([]);
+      const paths = recorded.exchanges.map((exchange) => new URL(exchange.url).pathname);
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          "/payments",
+          "/payments/details",
+          "/payments/QFQTPCQ8HXSKGK82/captures",
+          "/payments/QFQTPCQ8HXSKGK82/cancels",
+          "/payments/QFQTPCQ8HXSKGK82/refunds",
+          "/payments/QFQTPCQ8HXSKGK82/amountUpdates",
         ]),
       );
     });

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
@@ -295,6 +296,33 @@ describe("money rules through Stripe", () => {
     expect(await eventNamesOfTransaction(env.scope, transaction.id)).toEqual(["transaction.authorized"]);
   });
 
+  it("settles, on PUT /invoices/{id}/sync-with-psp, an authorization whose answer was lost", async () => {
+    const env = await stripeEnvironment();
+    const invoiceId = await invoice(env);
+    process.env.PROVIDER_TIMEOUT_MS = "300";
+    stripe.injectFault("/v1/payment_intents", "hang-after-processing");
+    expect(
+      (await env.client.post(`/invoices/${invoiceId}/authorize`, { source: await card(env) })).status,
+    ).toBe(504);
+    // While the request that timed out could still settle it, the sync waits (a 409).
+    expect((await env.client.put(`/invoices/${invoiceId}/sync-with-psp`, {})).status).toBe(409);
+
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + 6 * 60_000));
+    const synced = await env.client.put(
+      `/invoices/${invoiceId}/sync-with-psp`,
+      {},
+      { idempotencyKey: `sync-${invoiceId}` },
+    );
+    vi.restoreAllMocks();
+    expect(synced.status, JSON.stringify(synced.body)).toBe(200);
+    expect(synced.body.invoice.id).toBe(invoiceId);
+    expect((await env.client.get(`/invoices/${invoiceId}/transactions`)).body.transaction.status).toBe(
+      "authorized",
+    );
+    // Again: nothing left to settle, the invoice as it is.
+    expect((await env.client.put(`/invoices/${invoiceId}/sync-with-psp`)).status).toBe(200);
+  });
+
   it("answers 502 gateway.unavailable when Stripe cannot be reached, changes nothing, and the retry pays", async () => {
     const env = await stripeEnvironment();
     const invoiceId = await invoice(env);
@@ -357,5 +385,113 @@ describe("money rules through Stripe", () => {
     );
     expect(captures).toHaveLength(1);
     expect(stripe.intent(intent?.id ?? "")?.amount_received).toBe(1000);
+  });
+});
+
+describe("Stripe's webhooks", () => {
+  const webhookUrl = (env: Environment) => `${local.url}/gateway-webhooks/${env.configurationId}`;
+
+  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    for (let tries = 0; tries < 100; tries++) {
+      const value = await read();
+      if (done(value)) return value;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("timed out waiting");
+  }
+
+  it("record a refund Stripe accepted and then failed: no longer refunded, with its event", async () => {
+    const env = await stripeEnvironment();
+    stripe.addWebhookEndpoint(webhookUrl(env), "whsec_test");
+    const invoiceId = await invoice(env);
+    const paid = await env.client.post(`/invoices/${invoiceId}/capture`, {
+      source: await card(env, "4000000000005126"),
+    });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    const transactionId = paid.body.transaction.id;
+    const refunded = await env.client.post(`/transactions/${transactionId}/refunds`, { amount: "4.00" });
+    expect(refunded.status).toBe(200);
+
+    const failed = await until(
+      async () => (await env.client.get(`/transactions/${transactionId}`)).body.transaction,
+      (transaction) => transaction.refunded_amount === "0.00",
+    );
+    expect(failed.refunds).toEqual([expect.objectContaining({ amount: "4.00", has_failed: true })]);
+    expect(failed.status).toBe("completed");
+    expect(await eventNamesOfTransaction(env.scope, transactionId)).toContain("transaction.refund_failed");
+    // The money can be refunded again.
+    expect(
+      (await env.client.post(`/transactions/${transactionId}/refunds`, { amount: "10.00" })).status,
+    ).toBe(200);
+  });
+
+  it("settle an authorization Stripe made but never answered, as soon as its event arrives", async () => {
+    const env = await stripeEnvironment();
+    stripe.addWebhookEndpoint(webhookUrl(env), "whsec_test");
+    const invoiceId = await invoice(env);
+    const source = await card(env);
+    process.env.PROVIDER_TIMEOUT_MS = "300";
+    stripe.injectFault("/v1/payment_intents", "hang-after-processing");
+    expect((await env.client.post(`/invoices/${invoiceId}/authorize`, { source })).status).toBe(504);
+    // Stripe's event came while the request still held the operation: the webhook was answered 503,
+    // and Stripe sends it again (here: the same event, sent again once the lease is over).
+    const intent = stripe.intents().find((item) => item.metadata.scope === env.scope);
+    expect(
+      stripe.deliveries
+        .filter((delivery) => delivery.url === webhookUrl(env) && delivery.type.startsWith("payment_intent."))
+        .map((delivery) => delivery.status),
+    ).toEqual([503]);
+    const later = Date.now() + 6 * 60_000;
+    vi.spyOn(clock, "now").mockReturnValue(new Date(later));
+    await stripe.emit(
+      "payment_intent.amount_capturable_updated",
+      { id: intent?.id, object: "payment_intent", metadata: intent?.metadata },
+      Math.floor(later / 1000),
+    );
+    vi.restoreAllMocks();
+    const transaction = (await env.client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;
+    expect(transaction.status).toBe("authorized");
+  });
+
+  it("refuse a forged, stale or misdirected webhook, changing nothing", async () => {
+    const env = await stripeEnvironment();
+    const body = JSON.stringify({
+      id: "evt_1",
+      type: "payment_intent.succeeded",
+      livemode: false,
+      data: { object: { id: "pi_x", metadata: {} } },
+    });
+    const t = Math.floor(Date.now() / 1000);
+    const sign = (secret: string, at: number) =>
+      createHmac("sha256", secret).update(`${at}.${body}`).digest("hex");
+    const send = (signature: string | undefined, url = webhookUrl(env)) =>
+      fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(signature ? { "stripe-signature": signature } : {}),
+        },
+        body,
+      });
+
+    for (const signature of [
+      undefined,
+      `t=${t},v1=${sign("whsec_other", t)}`,
+      `t=${t - 400},v1=${sign("whsec_test", t - 400)}`,
+      "garbage",
+    ]) {
+      const answer = await send(signature);
+      expect(answer.status, signature).toBe(400);
+      expect(((await answer.json()) as { error_type: string }).error_type).toBe("request.webhook.unverified");
+    }
+    expect((await send(`t=${t},v1=${sign("whsec_test", t)}`)).status).toBe(200);
+    expect(
+      (
+        await send(
+          `t=${t},v1=${sign("whsec_test", t)}`,
+          `${local.url}/gateway-webhooks/gway_conf_01JZZZZZZZZZZZZZZZZZZZZZZZ`,
+        )
+      ).status,
+    ).toBe(404);
   });
 });

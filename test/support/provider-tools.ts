@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { resolve } from "node:path";
 import { projectRoot } from "../../lib/bundling.ts";
 
@@ -11,6 +12,17 @@ import { projectRoot } from "../../lib/bundling.ts";
 export const PROVIDER_TOOLS = resolve(projectRoot, "..", "shared", "tools");
 export const STRIPE_MOCK = resolve(PROVIDER_TOOLS, "stripe-mock", "stripe-mock");
 export const ADYEN_CHECKOUT_OPENAPI = resolve(PROVIDER_TOOLS, "adyen", "CheckoutService-v71.json");
+/** Prism (`@stoplight/prism-cli`, a dev dependency) serves an OpenAPI document as a validating mock. */
+export const PRISM = resolve(projectRoot, "node_modules", ".bin", "prism");
+
+/** A port nothing listens on now (the kernel's choice), for a tool that must be told one. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
 
 /** Why a tool cannot be used here, or undefined when it can. */
 export function missingTool(path: string): string | undefined {

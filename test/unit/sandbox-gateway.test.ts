@@ -96,6 +96,7 @@ const followUp = (gatewayReference: string, amount = "10.00") => ({
   reference: reference(),
   amount,
   currency: "USD",
+  authorizedAmount: "10.00",
 });
 
 const verification = (number: string) => ({ scope: SCOPE, reference: reference(), card: card(number) });

@@ -1,5 +1,6 @@
 import { decodeTime } from "ulid";
 import { clock } from "../../clock.ts";
+import { addAmounts } from "../../money.ts";
 import type {
   AuthorizeOutcome,
   AuthorizeRequest,
@@ -145,7 +146,11 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
         payment_method_types: ["card"],
         capture_method: "manual",
         confirm: true,
-        metadata: { reference: request.reference, scope: request.scope },
+        metadata: {
+          reference: request.reference,
+          scope: request.scope,
+          transaction_id: request.threeDS.serverTransactionId,
+        },
         expand: ["latest_charge"],
         ...(merchant ? { off_session: true } : { return_url: request.threeDS.returnUrl }),
         payment_method_options: {
@@ -211,22 +216,31 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
     if (amount === undefined) return unpayableAmount(request.amount, request.currency);
     const made = await send<Refund>("POST", "/v1/refunds", {
       idempotencyKey: request.reference,
-      form: { payment_intent: request.gatewayReference, amount, metadata: { reference: request.reference } },
+      form: {
+        payment_intent: request.gatewayReference,
+        amount,
+        metadata: {
+          reference: request.reference,
+          ...(request.refundId ? { refund_id: request.refundId } : {}),
+        },
+      },
     });
     if ("error" in made) return refused(made);
     return refundOutcome(made.ok);
   }
 
   async function incrementAuthorization(request: FollowUpRequest): Promise<OperationOutcome> {
-    const path = `/v1/payment_intents/${encodeURIComponent(request.gatewayReference)}`;
-    const current = await send<PaymentIntent>("GET", path);
-    if ("error" in current) return refused(current);
-    const increment = stripeAmount(request.amount, request.currency);
-    if (increment === undefined) return unpayableAmount(request.amount, request.currency);
-    const incremented = await send<PaymentIntent>("POST", `${path}/increment_authorization`, {
-      idempotencyKey: request.reference,
-      form: { amount: current.ok.amount + increment, metadata: { increment_reference: request.reference } },
-    });
+    // Stripe's increment names the new total: the authorization as it stands plus the increment.
+    const total = stripeAmount(addAmounts(request.authorizedAmount, request.amount), request.currency);
+    if (total === undefined) return unpayableAmount(request.amount, request.currency);
+    const incremented = await send<PaymentIntent>(
+      "POST",
+      `/v1/payment_intents/${encodeURIComponent(request.gatewayReference)}/increment_authorization`,
+      {
+        idempotencyKey: request.reference,
+        form: { amount: total, metadata: { increment_reference: request.reference } },
+      },
+    );
     if ("error" in incremented) {
       if (incremented.error?.code === "payment_intent_unexpected_state") {
         return {
