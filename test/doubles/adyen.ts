@@ -326,6 +326,17 @@ export async function startAdyenDouble(
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
 
+    if (request.method === "POST" && url.pathname === "/double/webhook") {
+      // For a developer's stack (`serve.ts`): where to send notifications, signed with which key.
+      const given = JSON.parse(raw || "{}") as { url?: string; hmac_key?: string; live?: boolean };
+      if (!given.url || !given.hmac_key) {
+        send(response, 400, { message: "url and hmac_key are required" });
+        return;
+      }
+      webhook = { url: given.url, hmacKey: given.hmac_key, live: given.live === true };
+      send(response, 200, { url: given.url });
+      return;
+    }
     const page = url.pathname.match(/^\/double\/3ds\/([^/]+)$/);
     if (page) {
       const payment = payments.get(decodeURIComponent(page[1] ?? ""));

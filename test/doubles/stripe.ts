@@ -652,6 +652,14 @@ export async function startStripeDouble(
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
 
+    if (request.method === "POST" && url.pathname === "/double/webhook-endpoints") {
+      // For a developer's stack (`serve.ts`): where to send events, with which signing secret.
+      const { url: target, secret } = JSON.parse(raw || "{}") as { url?: string; secret?: string };
+      if (!target || !secret)
+        return send(response, 400, { error: { message: "url and secret are required" } });
+      endpoints.push({ url: target, secret });
+      return send(response, 200, { url: target });
+    }
     const page = url.pathname.match(/^\/double\/3ds\/([^/]+)$/);
     if (page) {
       authenticationPage(

@@ -258,6 +258,30 @@ describe("card payments through Adyen", () => {
   });
 });
 
+describe("customer tokens verified through Adyen", () => {
+  it("verifies a card with a zero-value authorization, and refuses one the issuer declines", async () => {
+    const env = await adyenEnvironment();
+    const customer = (await env.client.post("/customers", { first_name: "Ada" })).body.customer.id;
+    const verified = await env.client.post(`/customers/${customer}/tokens`, {
+      source: await card(env),
+      verify: true,
+    });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body.token).toMatchObject({ verification_status: "success", is_chargeable: true });
+    expect(adyen.requests.filter((request) => request.path === "/payments").at(-1)?.body.amount).toEqual({
+      value: 0,
+      currency: "EUR",
+    });
+
+    const declined = await env.client.post(`/customers/${customer}/tokens`, {
+      source: await card(env, { name: "CARD_EXPIRED" }),
+      verify: true,
+    });
+    expect(declined.status).toBe(410);
+    expect(declined.body.error_type).toBe("card.expired");
+  });
+});
+
 describe("Adyen's webhooks", () => {
   it("refuse a notification not signed with the configuration's key, or from the live platform, changing nothing", async () => {
     const env = await adyenEnvironment();

@@ -274,6 +274,31 @@ describe("card payments through Stripe", () => {
   });
 });
 
+describe("customer tokens verified through Stripe", () => {
+  it("verifies a card with a SetupIntent, and refuses one the issuer declines", async () => {
+    const env = await stripeEnvironment();
+    const customer = (await env.client.post("/customers", { first_name: "Ada" })).body.customer.id;
+    const verified = await env.client.post(`/customers/${customer}/tokens`, {
+      source: await card(env),
+      verify: true,
+    });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body.token).toMatchObject({ verification_status: "success", is_chargeable: true });
+    expect(
+      stripe.requests.some(
+        (request) => request.path === "/v1/setup_intents" && request.form.confirm === "true",
+      ),
+    ).toBe(true);
+
+    const declined = await env.client.post(`/customers/${customer}/tokens`, {
+      source: await card(env, "4000000000009995"),
+      verify: true,
+    });
+    expect(declined.status).toBe(410);
+    expect(declined.body.error_type).toBe("card.no-money");
+  });
+});
+
 describe("money rules through Stripe", () => {
   it("keeps an authorization Stripe made but never answered, and the recovery job settles it", async () => {
     const env = await stripeEnvironment();
