@@ -44,6 +44,8 @@ export const CONTEXT_DEFAULTS = {
   rateLimit: 100,
   /** Requests the stage accepts in a burst above the rate. */
   burstLimit: 200,
+  /** Stripe's API (`-c stripeApiUrl=…` points a stage at another, a double's). */
+  stripeApiUrl: "https://api.stripe.com",
 } as const;
 
 export function isPersistentStage(stage: string): boolean {
@@ -117,10 +119,17 @@ export class PaymentStack extends Stack {
     // Invoices' checkout links are `<API>/checkout/…` (served by the API itself) unless `checkoutUrl`
     // names another address in front of it.
     const checkoutUrl = this.contextString("checkoutUrl");
+    // Where the providers are comes from the deployment, never from a merchant's settings: Stripe's
+    // API (`stripeApiUrl`, a double's for a test stage); Adyen's Checkout API only when
+    // `adyenCheckoutApiUrl` names one for every environment (a double's), since otherwise a sandbox
+    // goes to Adyen's test endpoint and a live environment to its own live_url_prefix.
+    const adyenCheckoutUrl = this.contextString("adyenCheckoutApiUrl");
     const routeEnvironment = {
       STAGE: stage,
       POWERTOOLS_SERVICE_NAME: "payment-api",
       LOG_LEVEL: "INFO",
+      STRIPE_API_URL: this.contextString("stripeApiUrl") ?? CONTEXT_DEFAULTS.stripeApiUrl,
+      ...(adyenCheckoutUrl ? { ADYEN_CHECKOUT_API_URL: adyenCheckoutUrl } : {}),
       ...(checkoutUrl ? { CHECKOUT_URL: checkoutUrl } : {}),
     };
 

@@ -26,12 +26,13 @@ export interface ProviderAnswer {
 }
 
 /**
- * Every provider call's time limit: 15 s (Stripe and Adyen answer within seconds; a 3-D Secure
- * authorization can take several), or `PROVIDER_TIMEOUT_MS` from the deployment.
+ * Every provider call's time limit: 8 s (Stripe and Adyen answer within seconds), so that a call
+ * ends, and its outcome is settled or kept reserved, well within a payment function's 10 s; or
+ * `PROVIDER_TIMEOUT_MS` from the deployment.
  */
 export function providerTimeoutMs(): number {
   const configured = Number(process.env.PROVIDER_TIMEOUT_MS);
-  return Number.isInteger(configured) && configured > 0 ? configured : 15_000;
+  return Number.isInteger(configured) && configured > 0 ? configured : 8_000;
 }
 
 /** Error codes of a connection that was never made: nothing reached the provider. */

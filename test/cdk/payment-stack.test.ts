@@ -212,9 +212,13 @@ describe("PaymentStack", () => {
           POWERTOOLS_SERVICE_NAME: "payment-api",
           LOG_LEVEL: "INFO",
           API_URL: { "Fn::GetAtt": [api, "ApiEndpoint"] },
+          // Where Stripe is: from the deployment, never a merchant's settings.
+          STRIPE_API_URL: "https://api.stripe.com",
         });
-        // Checkout links default to the API's own pages (`<API_URL>/checkout`).
+        // Checkout links default to the API's own pages (`<API_URL>/checkout`); Adyen's endpoint
+        // follows each environment (its test endpoint, or the live prefix) unless a stage names one.
         expect(environmentOf(fn)).not.toHaveProperty("CHECKOUT_URL");
+        expect(environmentOf(fn)).not.toHaveProperty("ADYEN_CHECKOUT_API_URL");
       }
     });
 

@@ -70,6 +70,11 @@ export interface AdyenDouble {
   deliverNotifications(): Promise<number[]>;
   /** The notifications queued and not yet delivered. */
   queued(): Notification[];
+  /**
+   * The next request whose path contains `pathPart` is processed, then answered never (the client
+   * times out) or with a 500 before processing (`error-500`).
+   */
+  injectFault(pathPart: string, fault: "hang-after-processing" | "error-500"): void;
   close(): Promise<void>;
 }
 
@@ -84,6 +89,7 @@ export async function startAdyenDouble(
   const byReference = new Map<string, Payment>();
   const idempotent = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   const requests: AdyenDouble["requests"] = [];
+  const faults: Array<{ pathPart: string; fault: "hang-after-processing" | "error-500" }> = [];
   let queue: Notification[] = [];
   let webhook: { url: string; hmacKey: string; live: boolean } | undefined;
   let base = "";
@@ -386,6 +392,17 @@ export async function startAdyenDouble(
     const path = url.pathname.replace(/^\/v71/, "");
     const idempotencyKey = request.headers["idempotency-key"] as string | undefined;
     requests.push({ path, body, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    const faultIndex = faults.findIndex((fault) => path.includes(fault.pathPart));
+    const fault = faultIndex >= 0 ? faults.splice(faultIndex, 1)[0]?.fault : undefined;
+    if (fault === "error-500") {
+      send(response, 500, {
+        status: 500,
+        errorCode: "905",
+        message: "Internal error",
+        errorType: "internal",
+      });
+      return;
+    }
     const earlier = idempotencyKey ? idempotent.get(idempotencyKey) : undefined;
     let answer: Answer;
     if (earlier && earlier.fingerprint !== `${path} ${raw}`) {
@@ -397,6 +414,7 @@ export async function startAdyenDouble(
       if (idempotencyKey && answer.status < 500)
         idempotent.set(idempotencyKey, { fingerprint: `${path} ${raw}`, ...answer });
     }
+    if (fault === "hang-after-processing") return; // the client's timeout ends it
     send(response, answer.status, answer.body);
   });
 
@@ -411,6 +429,9 @@ export async function startAdyenDouble(
     },
     deliverNotifications,
     queued: () => [...queue],
+    injectFault: (pathPart, fault) => {
+      faults.push({ pathPart, fault });
+    },
     close: () =>
       new Promise<void>((resolve) => {
         if (timer) clearTimeout(timer);

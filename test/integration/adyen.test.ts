@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { clock } from "../../shared/clock.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { type AdyenDouble, CAPTURE_FAILS_HOLDER, startAdyenDouble, THREE_DS_CARD } from "../doubles/adyen.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
@@ -255,6 +256,49 @@ describe("card payments through Adyen", () => {
       three_d_s_status: "challenge-passed",
     });
     expect(adyen.requests.some((request) => request.path === "/payments/details")).toBe(true);
+  });
+});
+
+describe("money rules through Adyen", () => {
+  it("keeps an authorization Adyen made but never answered; its AUTHORISATION notification settles it", async () => {
+    const env = await adyenEnvironment();
+    const invoiceId = await invoice(env);
+    const source = await card(env);
+    process.env.PROVIDER_TIMEOUT_MS = "300";
+    adyen.injectFault("/payments", "hang-after-processing");
+    const timedOut = await env.client.post(`/invoices/${invoiceId}/authorize`, { source });
+    delete process.env.PROVIDER_TIMEOUT_MS;
+    expect(timedOut.status, JSON.stringify(timedOut.body)).toBe(504);
+
+    // Adyen's notification comes while the request that timed out still holds the operation: 503,
+    // and Adyen sends it again later; then it settles the authorization from what Adyen said.
+    expect(await adyen.deliverNotifications()).toEqual([503]);
+    expect((await transactionOf(env, invoiceId)).status).toBe("waiting");
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + 2 * 60_000));
+    expect(await adyen.deliverNotifications()).toEqual([200]);
+    vi.restoreAllMocks();
+    const transaction = await transactionOf(env, invoiceId);
+    expect(transaction.status).toBe("authorized");
+    expect(
+      adyen.payments().filter((payment) => payment.metadata.transaction_id === transaction.id),
+    ).toHaveLength(1);
+    expect(await eventNamesOfTransaction(env.scope, transaction.id)).toEqual(["transaction.authorized"]);
+  });
+
+  it("sends one capture to Adyen when five captures race", async () => {
+    const env = await adyenEnvironment();
+    const invoiceId = await invoice(env);
+    await env.client.post(`/invoices/${invoiceId}/authorize`, { source: await card(env) });
+    const before = adyen.requests.filter((request) => request.path.endsWith("/captures")).length;
+
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => env.client.post(`/invoices/${invoiceId}/capture`, {})),
+    );
+
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    expect(adyen.requests.filter((request) => request.path.endsWith("/captures")).length - before).toBe(1);
+    await adyen.deliverNotifications();
+    expect((await transactionOf(env, invoiceId)).captured_amount).toBe("10.00");
   });
 });
 
