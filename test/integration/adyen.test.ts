@@ -4,6 +4,7 @@ import { clock } from "../../shared/clock.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { type AdyenDouble, CAPTURE_FAILS_HOLDER, startAdyenDouble, THREE_DS_CARD } from "../doubles/adyen.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
 
 /**
@@ -283,6 +284,20 @@ describe("money rules through Adyen", () => {
       adyen.payments().filter((payment) => payment.metadata.transaction_id === transaction.id),
     ).toHaveLength(1);
     expect(await eventNamesOfTransaction(env.scope, transaction.id)).toEqual(["transaction.authorized"]);
+  });
+
+  it("settles an authorization cut off by a crash after Adyen answered, from Adyen's notification", async () => {
+    const env = await adyenEnvironment();
+    const invoiceId = await invoice(env);
+    const source = await card(env);
+    const restore = killedAtTransaction(2);
+    expect((await env.client.post(`/invoices/${invoiceId}/authorize`, { source })).status).toBe(500);
+    restore();
+
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + 2 * 60_000));
+    expect(await adyen.deliverNotifications()).toEqual([200]);
+    vi.restoreAllMocks();
+    expect((await transactionOf(env, invoiceId)).status).toBe("authorized");
   });
 
   it("sends one capture to Adyen when five captures race", async () => {
