@@ -95,26 +95,36 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
     message: `Adyen cannot take ${amount} ${currency.toUpperCase()} in its minor units.`,
   });
 
+  /**
+   * The cardholder is back from Adyen's authentication page: `/payments/details` with the
+   * `redirectResult` Adyen sent back tells how the payment ended; without one, they did not finish.
+   */
+  async function completeAuthentication(
+    params: Record<string, string>,
+    reference: string,
+  ): Promise<PaymentResponse | Declined> {
+    const redirectResult = params.redirectResult;
+    if (!redirectResult) {
+      return {
+        status: "declined",
+        errorType: "card.failed-three-d-s",
+        message: "The cardholder did not complete 3-D Secure at Adyen.",
+      };
+    }
+    const details = await send<PaymentResponse>(
+      "/payments/details",
+      { details: { redirectResult } },
+      reference,
+    );
+    return "error" in details ? refused(details) : details.ok;
+  }
+
   async function authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
     const noChecks = unchecked();
     if (request.threeDS.answer?.kind === "provider-redirect") {
-      const redirectResult = request.threeDS.answer.params.redirectResult;
-      if (!redirectResult) {
-        return {
-          status: "declined",
-          errorType: "card.failed-three-d-s",
-          message: "The cardholder did not complete 3-D Secure at Adyen.",
-          checks: noChecks,
-          threeDS: "failed",
-        };
-      }
-      const details = await send<PaymentResponse>(
-        "/payments/details",
-        { details: { redirectResult } },
-        request.reference,
-      );
-      if ("error" in details) return { ...refused(details), checks: noChecks, threeDS: "failed" };
-      return paymentOutcome(details.ok, request.threeDS, noChecks, true);
+      const completed = await completeAuthentication(request.threeDS.answer.params, request.reference);
+      if ("errorType" in completed) return { ...completed, checks: noChecks, threeDS: "failed" };
+      return paymentOutcome(completed, request.threeDS, noChecks, true);
     }
     const amount = adyenAmount(request.amount, request.currency);
     if (!amount)
@@ -150,22 +160,9 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
   async function verifyCard(request: VerifyRequest): Promise<VerifyOutcome> {
     const noChecks = unchecked();
     if (request.threeDS?.answer?.kind === "provider-redirect") {
-      const redirectResult = request.threeDS.answer.params.redirectResult;
-      if (!redirectResult) {
-        return {
-          status: "declined",
-          errorType: "card.failed-three-d-s",
-          message: "The cardholder did not complete 3-D Secure at Adyen.",
-          checks: noChecks,
-        };
-      }
-      const details = await send<PaymentResponse>(
-        "/payments/details",
-        { details: { redirectResult } },
-        request.reference,
-      );
-      if ("error" in details) return { ...refused(details), checks: noChecks };
-      return verificationOutcome(paymentOutcome(details.ok, request.threeDS, noChecks, true));
+      const completed = await completeAuthentication(request.threeDS.answer.params, request.reference);
+      if ("errorType" in completed) return { ...completed, checks: noChecks };
+      return verificationOutcome(paymentOutcome(completed, request.threeDS, noChecks, true));
     }
     // A zero-value authorization: Adyen's card verification.
     const made = await send<PaymentResponse>(

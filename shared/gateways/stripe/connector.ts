@@ -9,6 +9,7 @@ import type {
   CardCredentials,
   CheckResult,
   CheckResults,
+  CustomerActionOutcome,
   Declined,
   FollowUpRequest,
   LookupOutcome,
@@ -418,16 +419,8 @@ function intentOutcome(
         networkTransactionId: charge?.payment_method_details?.card?.network_transaction_id ?? null,
       };
     case "requires_action": {
-      const url = intent.next_action?.redirect_to_url?.url;
-      if (url && threeDS) {
-        return {
-          status: "customer-action",
-          customerAction: { type: "url", value: url, metadata: {} },
-          round: "provider-redirect",
-          threeDS: "challenge-required",
-          providerState: { payment_intent: intent.id },
-        };
-      }
+      const action = redirectAction(intent.next_action, threeDS, { payment_intent: intent.id });
+      if (action) return action;
       // A merchant-initiated payment cannot ask the cardholder: the issuer wants them present.
       return {
         ...stripeDecline({ type: "card_error", code: "authentication_required" }),
@@ -465,16 +458,8 @@ function setupOutcome(
     case "succeeded":
       return { status: "approved", gatewayReference: intent.id, checks };
     case "requires_action": {
-      const url = intent.next_action?.redirect_to_url?.url;
-      if (url && threeDS) {
-        return {
-          status: "customer-action",
-          customerAction: { type: "url", value: url, metadata: {} },
-          round: "provider-redirect",
-          threeDS: "challenge-required",
-          providerState: { setup_intent: intent.id },
-        };
-      }
+      const action = redirectAction(intent.next_action, threeDS, { setup_intent: intent.id });
+      if (action) return action;
       return { ...stripeDecline({ type: "card_error", code: "authentication_required" }), checks };
     }
     case "requires_payment_method":
@@ -483,6 +468,26 @@ function setupOutcome(
     default:
       throw new OutcomeUnknown(`Stripe's SetupIntent ${intent.id} is ${intent.status}`);
   }
+}
+
+/**
+ * Stripe's page for the cardholder (`redirect_to_url`) as our `customer_action`, when the payment
+ * has a cardholder to send there (a 3DS context); `state` names the intent the next attempt reads.
+ */
+function redirectAction(
+  next: PaymentIntent["next_action"],
+  threeDS: ThreeDSContext | undefined,
+  state: Record<string, string>,
+): CustomerActionOutcome | undefined {
+  const url = next?.redirect_to_url?.url;
+  if (!url || !threeDS) return undefined;
+  return {
+    status: "customer-action",
+    customerAction: { type: "url", value: url, metadata: {} },
+    round: "provider-redirect",
+    threeDS: "challenge-required",
+    providerState: state,
+  };
 }
 
 function refundOutcome(refund: Refund): OperationOutcome {
