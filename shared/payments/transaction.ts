@@ -206,8 +206,17 @@ export interface TransactionRecord {
 
 /** Capturing an authorization is allowed for 7 days after it. */
 export const CAPTURE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
-/** Longer than any function runs: past it, the holder of a reservation is known to be gone. */
-export const OPERATION_LEASE_MS = 60_000;
+/**
+ * Longer than any function runs (29 s at most): past it, the holder of a reservation is known to be
+ * gone. 60 s, unless `OPERATION_LEASE_MS` says otherwise: a test of the local stack shortens it (with
+ * `RECURRING_JOB_INTERVAL_MS`) to see a crash recovered in seconds; no deployment sets it.
+ */
+export const OPERATION_LEASE_MS = leaseSetting(process.env.OPERATION_LEASE_MS);
+
+function leaseSetting(configured: string | undefined): number {
+  const value = Number(configured);
+  return configured && Number.isInteger(value) && value >= 1_000 ? value : 60_000;
+}
 
 export interface NewTransaction {
   projectId: string;

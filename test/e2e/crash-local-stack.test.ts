@@ -18,6 +18,11 @@ import { type ApiResponse, api, type Client, type RunningStack, startStack } fro
 const PAYMENTS = 24;
 /** Lease (60 s) + the recovery job's period (1 min) + the restart, with room for a slow machine. */
 const RECOVERY_WAIT_MS = 150_000;
+/**
+ * Leases of 5 s and the recovery job every 2 s, instead of 60 s and every minute: the same
+ * mechanism, seen in seconds (`OPERATION_LEASE_MS`, `RECURRING_JOB_INTERVAL_MS`, local stack only).
+ */
+const QUICK_RECOVERY = { OPERATION_LEASE_MS: "5000", RECURRING_JOB_INTERVAL_MS: "2000" };
 
 let dataDir: string;
 let stack: RunningStack | undefined;
@@ -87,7 +92,7 @@ describe("kill -9 of the local stack mid-load", () => {
     async () => {
       dataDir = await mkdtemp(join(tmpdir(), "payment-api-crash-"));
       receiver = await startReceiver("crash");
-      stack = await startStack({ dataDir, dynamodb: "own" });
+      stack = await startStack({ dataDir, dynamodb: "own", env: QUICK_RECOVERY });
       const credentials = stack.credentials.sandbox;
       let client = api(stack.url, credentials);
       await client.put(`/projects/${credentials.project_id}`, { webhook_url: receiver.url });
@@ -126,7 +131,7 @@ describe("kill -9 of the local stack mid-load", () => {
       expect(answered.length).toBeGreaterThan(0);
       expect(cut.length).toBeGreaterThan(0);
 
-      stack = await startStack({ dataDir, dynamodb: "own" });
+      stack = await startStack({ dataDir, dynamodb: "own", env: QUICK_RECOVERY });
       client = api(stack.url, credentials);
 
       // Every reservation the crash cut is settled by the recovery job, without any request.
