@@ -205,6 +205,12 @@ export interface LookupRequest extends ConnectorScope {
   reference: string;
   /** The provider's reference of the payment a follow-up (capture, refund, …) was made on. */
   gatewayReference?: string | null;
+  /**
+   * For an authorization after a 3DS round at the provider: what the connector kept with that round
+   * (`CustomerActionOutcome.providerState`): the payment at the provider was made by an earlier
+   * attempt, under that attempt's reference.
+   */
+  providerState?: Record<string, string> | null;
 }
 
 /** The result of a CVC or AVS check. `unavailable` when nothing was sent to check. */
@@ -311,4 +317,11 @@ export class OutcomeUnknown extends Error {
  */
 export class ProviderUnreachable extends Error {
   override name = "ProviderUnreachable";
+  constructor(
+    message: string,
+    /** Why nothing was done: the provider could not be reached, or refused the load (HTTP 429). */
+    readonly errorType: "gateway.unavailable" | "gateway.rate-limited" = "gateway.unavailable",
+  ) {
+    super(message);
+  }
 }

@@ -8,6 +8,16 @@ export type GatewayEffect =
    * The provider decided (or may have decided) an operation on this payment: the transaction's
    * reserved operation, if any, is settled from the provider's record.
    */
-  | { kind: "settle"; gatewayReference: string; transactionId: string | null }
+  | {
+      kind: "settle";
+      gatewayReference: string;
+      transactionId: string | null;
+      /**
+       * The operation the provider decided, when it says (Adyen's event and the reference it names):
+       * only a reservation of that operation is settled. Absent: whatever is reserved (Stripe's
+       * events are about the payment as a whole).
+       */
+      operation?: { type: "authorization" | "capture" | "void" | "refund" | "increment"; reference: string };
+    }
   /** A refund the provider accepted has failed since: it no longer counts as refunded. */
   | { kind: "refund-failed"; gatewayReference: string; refundId: string };

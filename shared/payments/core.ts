@@ -247,8 +247,18 @@ export async function callConnector<T extends RecordedOutcome>(
     return { outcome: await asProviderCall(call) };
   } catch (error) {
     if (error instanceof ProviderUnreachable) {
-      logger.warn("Gateway unreachable: nothing was sent", { transaction_id: record.id, reference, error });
-      return { notDone: UNREACHABLE };
+      logger.warn("Gateway unreachable: nothing was done", { transaction_id: record.id, reference, error });
+      return {
+        notDone:
+          error.errorType === "gateway.rate-limited"
+            ? {
+                ...UNREACHABLE,
+                errorType: "gateway.rate-limited",
+                message:
+                  "The gateway refused the request for too many requests; nothing was done. It can be tried again shortly.",
+              }
+            : UNREACHABLE,
+      };
     }
     if (error instanceof OutcomeUnknown) {
       logger.warn("Gateway outcome unknown: the operation stays reserved", {
@@ -276,8 +286,9 @@ async function lookupOrUnknown(
   gatewayReference: string | null = record.gateway_reference,
 ): Promise<RecordedOutcome | undefined> {
   try {
+    const providerState = kind === "authorization" ? (record.authentication?.provider_state ?? null) : null;
     const found = await asProviderCall(() =>
-      connector.lookup({ scope: record.project_id, kind, reference, gatewayReference }),
+      connector.lookup({ scope: record.project_id, kind, reference, gatewayReference, providerState }),
     );
     return found.status === "found" ? found.outcome : undefined;
   } catch (error) {

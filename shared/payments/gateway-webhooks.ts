@@ -70,8 +70,15 @@ async function verifiedEffects(
         nowSeconds,
       );
       if (problem) throw refused(problem);
-      const body = JSON.parse(request.rawBody) as unknown;
-      if (stripeEventLive(body) === configuration.sandbox) {
+      let body: unknown;
+      try {
+        body = JSON.parse(request.rawBody);
+      } catch {
+        throw refused("the body is not a Stripe event");
+      }
+      const live = stripeEventLive(body);
+      if (live === undefined) throw refused("the event does not say whether it is live");
+      if (live === configuration.sandbox) {
         throw refused(
           `a ${configuration.sandbox ? "live" : "test"} event cannot reach a ${configuration.sandbox ? "sandbox" : "live"} environment`,
         );
@@ -107,7 +114,7 @@ async function apply(
     return "done";
   }
   if (effect.kind === "settle") {
-    const outcome = await settleGatewayDecision(scope, transactionId);
+    const outcome = await settleGatewayDecision(scope, transactionId, effect.operation);
     logger.info("Gateway webhook applied", { transaction_id: transactionId, outcome });
     return outcome === "busy" ? "busy" : "done";
   }

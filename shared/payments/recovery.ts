@@ -78,14 +78,24 @@ function recoverOne(scope: string, transactionId: string): Promise<Resolution | 
 export async function settleGatewayDecision(
   scope: string,
   transactionId: string,
+  operation?: { type: string; reference: string },
 ): Promise<Resolution | "unknown" | "skipped" | "busy"> {
   let busy = false;
   const outcome = await resolveReservation(scope, transactionId, (pending) => {
+    // A decision about another operation than the one reserved leaves it alone. An authorization
+    // may be a later attempt (after a 3DS round) of the payment the provider names by its first one.
+    if (operation && !concerns(pending, operation)) return false;
     const ready = leaseExpired(pending) || Boolean(pending.awaiting_provider_since);
     busy = !ready;
     return ready;
   });
   return busy ? "busy" : outcome;
+}
+
+function concerns(pending: PendingOperation, operation: { type: string; reference: string }): boolean {
+  if (operation.type === "authorization") return pending.type === "authorization";
+  if (operation.type === "capture" && pending.chained_capture?.id === operation.reference) return true;
+  return pending.type === operation.type && pending.id === operation.reference;
 }
 
 async function resolveReservation(

@@ -358,7 +358,12 @@ export function autoCaptureDue(record: TransactionRecord, now: Date): boolean | 
 /** A reservation whose holder is gone, claimed again (same operation, same reference) with a new lease. */
 export function takenOver(record: TransactionRecord): TransactionRecord {
   if (!record.pending) throw new Error(`Transaction ${record.id} has no reserved operation to take over`);
-  return { ...record, pending: { ...record.pending, lease_until: leaseFromNow() } };
+  // Taken by one settler: no other may take it while this one works (an operation held for the
+  // provider is held again, for the provider, if the provider cannot tell yet).
+  return {
+    ...record,
+    pending: { ...record.pending, lease_until: leaseFromNow(), awaiting_provider_since: null },
+  };
 }
 
 /**

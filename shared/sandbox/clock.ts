@@ -279,6 +279,13 @@ async function runDueJobs(
           outcome: outcomes[index] as string,
         });
       });
+      // A job that failed stays due (its scheduler retries it): the clock does not go past it, and
+      // the answer counts it as remaining, so the same call runs it again.
+      const failed = batch.filter((_, index) => (outcomes[index] as string).startsWith("failed"));
+      if (failed.length > 0) {
+        for (const candidate of failed) done.delete(candidate.name);
+        return { environment, jobs: ran, remaining: await countDueJobs(caller.projectId, until, done) };
+      }
     }
   } finally {
     stopObserving();

@@ -24,11 +24,13 @@ import type {
   ThreeDSRoundAnswer,
   VerifyOutcome,
 } from "../gateways/connector.ts";
+import { OutcomeUnknown, ProviderUnreachable } from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
 import { cardGatewayConfiguration, connectorOf } from "../gateways/routing.ts";
 import type { Caller, CredentialKind } from "../http/auth.ts";
-import { busy, conflict, notFound } from "../http/errors.ts";
+import { ApiError, busy, conflict, notFound } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
+import { logger } from "../observability/logger.ts";
 import {
   attemptOf,
   openRound,
@@ -415,16 +417,48 @@ async function verify(
   const credentials = await cardCredentials(card.card, card.secrets);
   const connector = await connectorOf(configuration);
   if (!connector.card) throw new Error(`Gateway configuration ${configuration.id} takes no cards`);
-  const outcome = await connector.card.verifyCard({
-    scope: caller.projectId,
-    // Each verification is its own operation for the gateway: a token refused once can be
-    // verified again with another card.
-    reference: newId("operation"),
-    card: credentials,
-    scheme: options.scheme,
-    ...(options.threeDS ? { threeDS: options.threeDS } : {}),
-  });
-  return { configuration, outcome };
+  const operations = connector.card;
+  try {
+    const outcome = await operations.verifyCard({
+      scope: caller.projectId,
+      // Each verification is its own operation for the gateway: a token refused once can be
+      // verified again with another card.
+      reference: newId("operation"),
+      card: credentials,
+      scheme: options.scheme,
+      ...(options.threeDS ? { threeDS: options.threeDS } : {}),
+    });
+    return { configuration, outcome };
+  } catch (error) {
+    throw verificationFailed(error);
+  }
+}
+
+/**
+ * A verification the gateway did not answer: it moves no money (a zero-amount check under a
+ * reference of its own), so it is answered as the gateway's failure, and may be tried again.
+ */
+function verificationFailed(error: unknown): ApiError {
+  logger.warn("Card verification failed at the gateway", { error });
+  if (error instanceof ProviderUnreachable) {
+    return new ApiError(
+      502,
+      error.errorType,
+      "The gateway could not be reached; nothing was done. Try again.",
+    );
+  }
+  if (error instanceof OutcomeUnknown) {
+    return new ApiError(
+      504,
+      "gateway.timeout",
+      "The gateway did not answer in time; the verification can be tried again.",
+    );
+  }
+  return new ApiError(
+    502,
+    "gateway.error",
+    "The gateway failed to verify the card; nothing was done. Try again.",
+  );
 }
 
 /**

@@ -105,7 +105,9 @@ export type StripeFault =
   /** The request is processed, then the connection is cut before the answer. */
   | "cut-after-processing"
   /** Stripe answers 500 without processing anything. */
-  | "error-500";
+  | "error-500"
+  /** Stripe answers 429 (too many requests) without processing anything. */
+  | "rate-limited";
 
 export interface StripeDouble {
   url: string;
@@ -689,6 +691,12 @@ export async function startStripeDouble(
     const fault = faultIndex >= 0 ? faults.splice(faultIndex, 1)[0]?.fault : undefined;
     if (fault === "error-500") {
       send(response, 500, { error: { type: "api_error", message: "An unknown error occurred." } });
+      return;
+    }
+    if (fault === "rate-limited") {
+      send(response, 429, {
+        error: { type: "invalid_request_error", code: "rate_limit", message: "Too many requests." },
+      });
       return;
     }
 

@@ -300,6 +300,26 @@ describe("money rules through Adyen", () => {
     expect((await transactionOf(env, invoiceId)).status).toBe("authorized");
   });
 
+  it("settles a payment whose /payments/details went unanswered after 3-D Secure, from its notification", async () => {
+    const env = await adyenEnvironment();
+    const invoiceId = await invoice(env);
+    const source = await card(env, { number: THREE_DS_CARD });
+    const first = await env.browser.post(`/invoices/${invoiceId}/authorize`, { source });
+    const atAdyen = await fetch(`${first.body.customer_action.value}?answer=approve`, { redirect: "manual" });
+    await fetch(atAdyen.headers.get("location") ?? "", { redirect: "manual" });
+    process.env.PROVIDER_TIMEOUT_MS = "300";
+    adyen.injectFault("/payments/details", "hang-after-processing");
+    const timedOut = await env.browser.post(`/invoices/${invoiceId}/authorize`, { source });
+    delete process.env.PROVIDER_TIMEOUT_MS;
+    expect(timedOut.status).toBe(504);
+
+    // Adyen's AUTHORISATION names the first attempt's reference: it settles the later one.
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + 2 * 60_000));
+    expect(await adyen.deliverNotifications()).toEqual([200]);
+    vi.restoreAllMocks();
+    expect((await transactionOf(env, invoiceId)).status).toBe("authorized");
+  });
+
   it("sends one capture to Adyen when five captures race", async () => {
     const env = await adyenEnvironment();
     const invoiceId = await invoice(env);
@@ -379,6 +399,24 @@ describe("Adyen's webhooks", () => {
     expect(forged.status).toBe(400);
     expect((await send(signed(HMAC_KEY), "true")).status).toBe(400);
     expect((await transactionOf(env, invoiceId)).status).toBe("authorized");
+    // Malformed batches are refused, never a 500.
+    for (const body of ["null", '{"notificationItems":"x"}', '{"notificationItems":[null]}', "{"]) {
+      const malformed = await fetch(`${local.url}/gateway-webhooks/${env.configurationId}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      expect(malformed.status, body).toBe(400);
+    }
+    const numericSignature = await fetch(`${local.url}/gateway-webhooks/${env.configurationId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        live: "false",
+        notificationItems: [{ NotificationRequestItem: { ...item, additionalData: { hmacSignature: 42 } } }],
+      }),
+    });
+    expect(numericSignature.status).toBe(400);
 
     expect((await send(signed(HMAC_KEY))).status).toBe(200);
     expect((await transactionOf(env, invoiceId)).status).toBe("completed");

@@ -201,6 +201,46 @@ describe("concurrent runners", () => {
     expect(next.status).toBe(200);
   });
 
+  it("stops before a job that failed, counting it as remaining, and runs it on the next call", async () => {
+    const env = await environment();
+    const card = (
+      await env.client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 })
+    ).body.card;
+    const invoice = (await env.client.post("/invoices", { name: "Order", amount: "10.00", currency: "EUR" }))
+      .body.invoice;
+    const captureAt = (await clockNow(env)) + DAY;
+    await env.client.post(`/invoices/${invoice.id}/authorize`, {
+      source: card.id,
+      auto_capture_at: new Date(captureAt).toISOString(),
+    });
+    // The merchant's own capture holds the transaction longer than the job waits for it.
+    const capture = sandboxConnector.capture.bind(sandboxConnector);
+    vi.spyOn(sandboxConnector, "capture").mockImplementation(async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      return capture(request);
+    });
+    const merchantCapture = env.client.post(`/invoices/${invoice.id}/capture`, {});
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const target = new Date(captureAt + 3 * DAY).toISOString();
+
+    const stopped = await env.client.post("/sandbox/clock", { advance_to: target });
+
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.jobs).toEqual([
+      expect.objectContaining({ outcome: expect.stringMatching(/^failed/) }),
+    ]);
+    expect(stopped.body.jobs_remaining).toBe(1);
+    expect(Date.parse(stopped.body.clock.now)).toBeLessThan(Date.parse(target));
+    expect((await merchantCapture).status).toBe(200);
+    // The merchant's capture cancelled the job's schedule meanwhile: nothing is left, the clock goes on.
+    const again = await env.client.post("/sandbox/clock", { advance_to: target });
+    expect(again.body.jobs.filter((job: { outcome: string }) => job.outcome.startsWith("failed"))).toEqual(
+      [],
+    );
+    expect(again.body.jobs_remaining).toBe(0);
+    expect(Date.parse(again.body.clock.now)).toBeGreaterThanOrEqual(Date.parse(target));
+  });
+
   it("reports a job another runner held as done, never as failed", async () => {
     const env = await environment();
     const card = (

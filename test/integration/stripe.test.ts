@@ -296,6 +296,16 @@ describe("customer tokens verified through Stripe", () => {
     });
     expect(declined.status).toBe(410);
     expect(declined.body.error_type).toBe("card.no-money");
+
+    // Stripe out of reach: a clear 502, nothing stored, never a 500.
+    process.env.STRIPE_API_URL = "http://127.0.0.1:59999";
+    const unreachable = await env.client.post(`/customers/${customer}/tokens`, {
+      source: await card(env),
+      verify: true,
+    });
+    expect(unreachable.status).toBe(502);
+    expect(unreachable.body.error_type).toBe("gateway.unavailable");
+    expect((await env.client.get(`/customers/${customer}/tokens`)).body.tokens).toHaveLength(1);
   });
 });
 

@@ -17,7 +17,7 @@ import type {
   VerifyRequest,
   VoidRequest,
 } from "../connector.ts";
-import { OutcomeUnknown } from "../connector.ts";
+import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import { callProvider, providerTimeoutMs } from "../provider-http.ts";
 import { adyenDecline } from "./declines.ts";
 import { findNotification } from "./notifications.ts";
@@ -76,7 +76,10 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
       timeoutMs: providerTimeoutMs(),
     });
     if (answer.status >= 200 && answer.status < 300) return { ok: answer.body as T };
-    if (answer.status >= 500) throw new Error(`Adyen answered ${answer.status} to POST ${path}`);
+    // Adyen cannot tell whether it processed the request: the operation stays reserved until it can.
+    if (answer.status >= 500) throw new OutcomeUnknown(`Adyen answered ${answer.status} to POST ${path}`);
+    if (answer.status === 429)
+      throw new ProviderUnreachable(`Adyen rate-limited POST ${path}`, "gateway.rate-limited");
     return { error: answer.body as AdyenError | undefined, status: answer.status };
   };
 
@@ -124,6 +127,17 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
     if (request.threeDS.answer?.kind === "provider-redirect") {
       const completed = await completeAuthentication(request.threeDS.answer.params, request.reference);
       if ("errorType" in completed) return { ...completed, checks: noChecks, threeDS: "failed" };
+      const expected = request.threeDS.providerState?.psp_reference;
+      if (expected && completed.pspReference && completed.pspReference !== expected) {
+        // The redirect result came back through the cardholder's browser: it must be this payment's.
+        return {
+          status: "declined",
+          errorType: "card.failed-three-d-s",
+          message: "The authentication result Adyen returned is not this payment's.",
+          checks: noChecks,
+          threeDS: "failed",
+        };
+      }
       return paymentOutcome(completed, request.threeDS, noChecks, true);
     }
     const amount = adyenAmount(request.amount, request.currency);
@@ -154,7 +168,12 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
       request.reference,
     );
     if ("error" in made) return { ...refused(made), checks: noChecks, threeDS: "not-applicable" };
-    return paymentOutcome(made.ok, merchant ? undefined : request.threeDS, noChecks, false);
+    const outcome = paymentOutcome(made.ok, merchant ? undefined : request.threeDS, noChecks, false);
+    // The next attempt completes this payment: Adyen knows it by this attempt's reference.
+    if (outcome.status === "customer-action") {
+      return { ...outcome, providerState: { ...outcome.providerState, reference: request.reference } };
+    }
+    return outcome;
   }
 
   async function verifyCard(request: VerifyRequest): Promise<VerifyOutcome> {
@@ -233,10 +252,13 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
   }
 
   async function lookup(request: LookupRequest): Promise<LookupOutcome> {
+    // An attempt after a 3DS round: Adyen's payment was made under the first attempt's reference.
+    const reference =
+      (request.kind === "authorization" && request.providerState?.reference) || request.reference;
     const notification = await findNotification(
       request.scope,
       settings.configurationId,
-      request.reference,
+      reference,
       eventCodesOf(request.kind),
     );
     if (!notification) {

@@ -47,30 +47,37 @@ export async function recordNotification(
   configurationId: string,
   item: NotificationItem,
 ): Promise<void> {
-  await dynamo.send(
-    new PutCommand({
-      TableName: config.tableName,
-      Item: {
-        ...keys.gatewayNotification(
-          scope,
-          configurationId,
-          item.merchantReference,
-          `${item.eventCode}#${item.pspReference}`,
-        ),
-        type: ENTITY,
-        event_code: item.eventCode,
-        success: item.success,
-        psp_reference: item.pspReference,
-        original_reference: item.originalReference ?? null,
-        merchant_reference: item.merchantReference,
-        amount: item.amount,
-        reason: item.reason ?? null,
-        additional_data: withoutSignature(item.additionalData),
-        received_at: new Date().toISOString(),
-        expires_at: Math.floor(Date.now() / 1000) + KEEP_SECONDS,
-      },
-    }),
-  );
+  await dynamo
+    .send(
+      new PutCommand({
+        TableName: config.tableName,
+        Item: {
+          ...keys.gatewayNotification(
+            scope,
+            configurationId,
+            item.merchantReference,
+            `${item.eventCode}#${item.pspReference}`,
+          ),
+          type: ENTITY,
+          event_code: item.eventCode,
+          success: item.success,
+          psp_reference: item.pspReference,
+          original_reference: item.originalReference ?? null,
+          merchant_reference: item.merchantReference,
+          amount: item.amount,
+          reason: item.reason ?? null,
+          additional_data: withoutSignature(item.additionalData),
+          event_date: item.eventDate ?? null,
+          received_at: new Date().toISOString(),
+          expires_at: Math.floor(Date.now() / 1000) + KEEP_SECONDS,
+        },
+        // Adyen sends a notification again until it is accepted: the first receipt is kept.
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    )
+    .catch((error: unknown) => {
+      if ((error as { name?: string }).name !== "ConditionalCheckFailedException") throw error;
+    });
 }
 
 /** What Adyen said of `reference` with one of `events` (the latest), if it said anything yet. */
@@ -90,8 +97,11 @@ export async function findNotification(
       ConsistentRead: true,
     }),
   );
+  // The latest decision wins, by when Adyen made it (its eventDate), else when it reached us; a
+  // failure reported after a success (CAPTURE_FAILED after CAPTURE) is the later one.
+  const when = (item: Record<string, unknown>) => String(item.event_date ?? item.received_at ?? "");
   const found = Items.filter((item) => events.includes(String(item.event_code))).sort((a, b) =>
-    String(a.received_at) < String(b.received_at) ? 1 : -1,
+    when(a) < when(b) ? 1 : when(a) > when(b) ? -1 : String(a.event_code).endsWith("_FAILED") ? -1 : 1,
   )[0];
   if (!found) return undefined;
   return {

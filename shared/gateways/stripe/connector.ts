@@ -21,7 +21,7 @@ import type {
   VerifyRequest,
   VoidRequest,
 } from "../connector.ts";
-import { OutcomeUnknown } from "../connector.ts";
+import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import { callProvider, providerTimeoutMs } from "../provider-http.ts";
 import { stripeDecline, stripeRefusal } from "./declines.ts";
 import {
@@ -84,9 +84,16 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
       timeoutMs: providerTimeoutMs(),
     });
     if (answer.status >= 200 && answer.status < 300) return { ok: answer.body as T };
-    // Stripe could not tell whether it processed the request: ask its records (lookup).
+    // Stripe cannot tell whether it processed the request (its documented meaning of a 5xx): the
+    // operation stays reserved until its records can (lookup, after the lease).
     if (answer.status >= 500)
-      throw new Error(`Stripe answered ${answer.status} to ${method} ${path.split("?")[0]}`);
+      throw new OutcomeUnknown(`Stripe answered ${answer.status} to ${method} ${path.split("?")[0]}`);
+    // Refused for the load before anything was done: try again shortly.
+    if (answer.status === 429)
+      throw new ProviderUnreachable(
+        `Stripe rate-limited ${method} ${path.split("?")[0]}`,
+        "gateway.rate-limited",
+      );
     // A concurrent request with the same idempotency key is still being processed.
     if (answer.status === 409) throw new OutcomeUnknown(`Stripe is still processing ${method} ${path}`);
     return { error: (answer.body as { error?: StripeError } | null)?.error, status: answer.status };
@@ -303,6 +310,17 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
   }
 
   async function lookupIntent(request: LookupRequest): Promise<LookupOutcome> {
+    const earlier = request.providerState?.payment_intent;
+    if (request.kind === "authorization" && earlier) {
+      // An attempt after a 3DS round reads the PaymentIntent an earlier attempt made: that is its record.
+      const read = await send<PaymentIntent>(
+        "GET",
+        `/v1/payment_intents/${encodeURIComponent(earlier)}?expand[]=latest_charge`,
+      );
+      if ("error" in read) throw new Error(`Stripe could not read ${earlier} (${read.status})`);
+      if (read.ok.status === "requires_action") return { status: "not-found" };
+      return { status: "found", outcome: intentOutcome(read.ok, undefined, unchecked(false)) };
+    }
     const intent =
       request.kind === "verification"
         ? await findSetupIntent(request.reference)
@@ -380,14 +398,19 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
 
   async function lookupRefund(request: LookupRequest): Promise<LookupOutcome> {
     if (!request.gatewayReference) return { status: "not-found" };
-    const listed = await send<StripeList<Refund>>(
-      "GET",
-      `/v1/refunds?payment_intent=${encodeURIComponent(request.gatewayReference)}&limit=100`,
-    );
-    if ("error" in listed)
-      throw new Error(`Stripe could not list the refunds of ${request.gatewayReference}`);
-    const made = listed.ok.data.find((item) => item.metadata?.reference === request.reference);
-    return made ? { status: "found", outcome: refundOutcome(made) } : { status: "not-found" };
+    let after: string | undefined;
+    for (;;) {
+      const listed = await send<StripeList<Refund>>(
+        "GET",
+        `/v1/refunds?payment_intent=${encodeURIComponent(request.gatewayReference)}&limit=100${after ? `&starting_after=${encodeURIComponent(after)}` : ""}`,
+      );
+      if ("error" in listed)
+        throw new Error(`Stripe could not list the refunds of ${request.gatewayReference}`);
+      const made = listed.ok.data.find((item) => item.metadata?.reference === request.reference);
+      if (made) return { status: "found", outcome: refundOutcome(made) };
+      if (!listed.ok.has_more || listed.ok.data.length === 0) return { status: "not-found" };
+      after = listed.ok.data.at(-1)?.id;
+    }
   }
 
   return {

@@ -67,6 +67,7 @@ const DECLINE_CODES: Readonly<Record<string, DeclineType>> = {
  * schemes forbid retrying, and a Mastercard merchant advice code 03 or 21 (`network_advice_code`).
  */
 const NEVER_RETRY = new Set([
+  "do_not_try_again",
   "stop_payment_order",
   "revocation_of_authorization",
   "revocation_of_all_authorizations",

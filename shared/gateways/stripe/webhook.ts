@@ -69,7 +69,7 @@ export function stripeEffects(body: unknown): GatewayEffect[] {
   return [];
 }
 
-/** Whether the event comes from the mode the configuration's environment is in. */
+/** Whether the event comes from Stripe's live mode; undefined when it does not say (refused). */
 export function stripeEventLive(body: unknown): boolean | undefined {
   const live = (body as StripeEvent | undefined)?.livemode;
   return typeof live === "boolean" ? live : undefined;
