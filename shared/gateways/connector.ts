@@ -221,6 +221,9 @@ export interface CheckResults {
   avs: CheckResult;
 }
 
+/** What a provider's answer tells of the checks when it tells nothing. */
+export const NO_CHECKS: CheckResults = { cvc: "unavailable", avs: "unavailable" };
+
 /**
  * `not-applicable`: no 3DS took place. `frictionless`: the issuer authenticated the cardholder
  * without a challenge. `challenge-passed` / `failed`: authentication succeeded after a challenge,

@@ -17,7 +17,7 @@ import type {
   VerifyRequest,
   VoidRequest,
 } from "../connector.ts";
-import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
+import { NO_CHECKS, OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import { callProvider, providerTimeoutMs } from "../provider-http.ts";
 import { adyenDecline } from "./declines.ts";
 import { findNotification } from "./notifications.ts";
@@ -123,10 +123,9 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
   }
 
   async function authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
-    const noChecks = unchecked();
     if (request.threeDS.answer?.kind === "provider-redirect") {
       const completed = await completeAuthentication(request.threeDS.answer.params, request.reference);
-      if ("errorType" in completed) return { ...completed, checks: noChecks, threeDS: "failed" };
+      if ("errorType" in completed) return { ...completed, checks: NO_CHECKS, threeDS: "failed" };
       const expected = request.threeDS.providerState?.psp_reference;
       if (expected && completed.pspReference && completed.pspReference !== expected) {
         // The redirect result came back through the cardholder's browser: it must be this payment's.
@@ -134,15 +133,15 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
           status: "declined",
           errorType: "card.failed-three-d-s",
           message: "The authentication result Adyen returned is not this payment's.",
-          checks: noChecks,
+          checks: NO_CHECKS,
           threeDS: "failed",
         };
       }
-      return paymentOutcome(completed, request.threeDS, noChecks, true);
+      return paymentOutcome(completed, request.threeDS, true);
     }
     const amount = adyenAmount(request.amount, request.currency);
     if (!amount)
-      return { ...unpayable(request.amount, request.currency), checks: noChecks, threeDS: "not-applicable" };
+      return { ...unpayable(request.amount, request.currency), checks: NO_CHECKS, threeDS: "not-applicable" };
     const merchant = request.initiator === "merchant";
     const made = await send<PaymentResponse>(
       "/payments",
@@ -167,8 +166,8 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
       },
       request.reference,
     );
-    if ("error" in made) return { ...refused(made), checks: noChecks, threeDS: "not-applicable" };
-    const outcome = paymentOutcome(made.ok, merchant ? undefined : request.threeDS, noChecks, false);
+    if ("error" in made) return { ...refused(made), checks: NO_CHECKS, threeDS: "not-applicable" };
+    const outcome = paymentOutcome(made.ok, merchant ? undefined : request.threeDS, false);
     // The next attempt completes this payment: Adyen knows it by this attempt's reference.
     if (outcome.status === "customer-action") {
       return { ...outcome, providerState: { ...outcome.providerState, reference: request.reference } };
@@ -177,11 +176,10 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
   }
 
   async function verifyCard(request: VerifyRequest): Promise<VerifyOutcome> {
-    const noChecks = unchecked();
     if (request.threeDS?.answer?.kind === "provider-redirect") {
       const completed = await completeAuthentication(request.threeDS.answer.params, request.reference);
-      if ("errorType" in completed) return { ...completed, checks: noChecks };
-      return verificationOutcome(paymentOutcome(completed, request.threeDS, noChecks, true));
+      if ("errorType" in completed) return { ...completed, checks: NO_CHECKS };
+      return verificationOutcome(paymentOutcome(completed, request.threeDS, true));
     }
     // A zero-value authorization: Adyen's card verification.
     const made = await send<PaymentResponse>(
@@ -201,8 +199,8 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
       },
       request.reference,
     );
-    if ("error" in made) return { ...refused(made), checks: noChecks };
-    return verificationOutcome(paymentOutcome(made.ok, request.threeDS, noChecks, false));
+    if ("error" in made) return { ...refused(made), checks: NO_CHECKS };
+    return verificationOutcome(paymentOutcome(made.ok, request.threeDS, false));
   }
 
   /** A modification: Adyen only says it received it; its webhook says how it ended. */
@@ -272,12 +270,12 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
           ? {
               status: "approved",
               gatewayReference: notification.pspReference,
-              checks: unchecked(),
+              checks: NO_CHECKS,
               threeDS: "not-applicable",
             }
           : {
               ...adyenDecline({ refusalReasonCode: "2", additionalData: notification.additionalData ?? {} }),
-              checks: unchecked(),
+              checks: NO_CHECKS,
               threeDS: "not-applicable",
             },
       };
@@ -340,10 +338,9 @@ function cardOf(card: AuthorizeRequest["card"], scheme: string | null) {
 function paymentOutcome(
   response: PaymentResponse,
   threeDS: ThreeDSContext | undefined,
-  noChecks: CheckResults,
   afterAuthentication: boolean,
 ): AuthorizeOutcome {
-  const checks = checksOf(response.additionalData, noChecks);
+  const checks = checksOf(response.additionalData);
   const authenticated: ThreeDSStatus = afterAuthentication
     ? "challenge-passed"
     : threeDSOf(response.additionalData);
@@ -406,13 +403,9 @@ function verificationOutcome(outcome: AuthorizeOutcome): VerifyOutcome {
   return declined;
 }
 
-function unchecked(): CheckResults {
-  return { cvc: "unavailable", avs: "unavailable" };
-}
-
 /** Adyen's `cvcResult` ("1 Matches", "2 Does not match") and `avsResult` (codes, "4 AVS not supported"). */
-function checksOf(additional: Record<string, string> | undefined, fallback: CheckResults): CheckResults {
-  if (!additional) return fallback;
+function checksOf(additional: Record<string, string> | undefined): CheckResults {
+  if (!additional) return NO_CHECKS;
   const cvcCode = additional.cvcResult?.split(" ")[0];
   const cvc: CheckResult = cvcCode === "1" ? "passed" : cvcCode === "2" ? "failed" : "unavailable";
   const avsCode = additional.avsResult?.split(" ")[0];

@@ -21,7 +21,7 @@ import type {
   VerifyRequest,
   VoidRequest,
 } from "../connector.ts";
-import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
+import { NO_CHECKS, OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import { callProvider, providerTimeoutMs } from "../provider-http.ts";
 import { stripeDecline, stripeRefusal } from "./declines.ts";
 import {
@@ -123,7 +123,6 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
   }
 
   async function authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
-    const noChecks = unchecked(request.card.cvc !== null);
     const continued = request.threeDS.providerState?.payment_intent;
     if (continued && request.threeDS.answer?.kind === "provider-redirect") {
       // The cardholder is back from Stripe's authentication page: where does the intent stand?
@@ -131,19 +130,19 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
         "GET",
         `/v1/payment_intents/${encodeURIComponent(continued)}?expand[]=latest_charge`,
       );
-      if ("error" in read) return { ...refused(read), checks: noChecks, threeDS: "failed" };
-      return intentOutcome(read.ok, request.threeDS, noChecks);
+      if ("error" in read) return { ...refused(read), checks: NO_CHECKS, threeDS: "failed" };
+      return intentOutcome(read.ok, request.threeDS);
     }
     const amount = stripeAmount(request.amount, request.currency);
     if (amount === undefined) {
       return {
         ...unpayableAmount(request.amount, request.currency),
-        checks: noChecks,
+        checks: NO_CHECKS,
         threeDS: "not-applicable",
       };
     }
     const method = await paymentMethod(request.reference, request.card);
-    if ("error" in method) return { ...refused(method), checks: noChecks, threeDS: "not-applicable" };
+    if ("error" in method) return { ...refused(method), checks: NO_CHECKS, threeDS: "not-applicable" };
     const merchant = request.initiator === "merchant";
     const created = await send<PaymentIntent>("POST", "/v1/payment_intents", {
       idempotencyKey: request.reference,
@@ -175,10 +174,10 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
     if ("error" in created) {
       const intent = created.error?.payment_intent;
       // A confirmation refused by the issuer still made the intent: its charge tells the checks.
-      const checks = intent ? checksOf(chargeOf(intent), noChecks) : noChecks;
+      const checks = intent ? checksOf(chargeOf(intent)) : NO_CHECKS;
       return { ...refused(created), checks, threeDS: "not-applicable" };
     }
-    return intentOutcome(created.ok, request.threeDS, noChecks);
+    return intentOutcome(created.ok, request.threeDS);
   }
 
   async function capture(request: FollowUpRequest): Promise<CaptureOutcome> {
@@ -264,18 +263,17 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
   }
 
   async function verifyCard(request: VerifyRequest): Promise<VerifyOutcome> {
-    const noChecks = unchecked(request.card.cvc !== null);
     const continued = request.threeDS?.providerState?.setup_intent;
     if (continued && request.threeDS?.answer?.kind === "provider-redirect") {
       const read = await send<SetupIntent>(
         "GET",
         `/v1/setup_intents/${encodeURIComponent(continued)}?expand[]=latest_attempt`,
       );
-      if ("error" in read) return { ...refused(read), checks: noChecks };
-      return setupOutcome(read.ok, request.threeDS, noChecks);
+      if ("error" in read) return { ...refused(read), checks: NO_CHECKS };
+      return setupOutcome(read.ok, request.threeDS);
     }
     const method = await paymentMethod(request.reference, request.card);
-    if ("error" in method) return { ...refused(method), checks: noChecks };
+    if ("error" in method) return { ...refused(method), checks: NO_CHECKS };
     const created = await send<SetupIntent>("POST", "/v1/setup_intents", {
       idempotencyKey: request.reference,
       form: {
@@ -289,8 +287,8 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
         ...(request.scheme ? { payment_method_options: { card: { network: request.scheme } } } : {}),
       },
     });
-    if ("error" in created) return { ...refused(created), checks: noChecks };
-    return setupOutcome(created.ok, request.threeDS, noChecks);
+    if ("error" in created) return { ...refused(created), checks: NO_CHECKS };
+    return setupOutcome(created.ok, request.threeDS);
   }
 
   async function lookup(request: LookupRequest): Promise<LookupOutcome> {
@@ -319,20 +317,17 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
       );
       if ("error" in read) throw new Error(`Stripe could not read ${earlier} (${read.status})`);
       if (read.ok.status === "requires_action") return { status: "not-found" };
-      return { status: "found", outcome: intentOutcome(read.ok, undefined, unchecked(false)) };
+      return { status: "found", outcome: intentOutcome(read.ok, undefined) };
     }
     const intent =
       request.kind === "verification"
         ? await findSetupIntent(request.reference)
         : await findPaymentIntent(request.reference);
     if (intent === undefined) return { status: "not-found" };
-    const none = unchecked(false);
     return {
       status: "found",
       outcome:
-        intent.object === "setup_intent"
-          ? setupOutcome(intent, undefined, none)
-          : intentOutcome(intent, undefined, none),
+        intent.object === "setup_intent" ? setupOutcome(intent, undefined) : intentOutcome(intent, undefined),
     };
   }
 
@@ -424,13 +419,9 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
 
 // ─── Reading Stripe's answers ─────────────────────────────────────────────────────────────────────
 
-function intentOutcome(
-  intent: PaymentIntent,
-  threeDS: ThreeDSContext | undefined,
-  noChecks: CheckResults,
-): AuthorizeOutcome {
+function intentOutcome(intent: PaymentIntent, threeDS: ThreeDSContext | undefined): AuthorizeOutcome {
   const charge = chargeOf(intent);
-  const checks = checksOf(charge, noChecks);
+  const checks = checksOf(charge);
   switch (intent.status) {
     case "requires_capture":
     case "succeeded":
@@ -467,16 +458,12 @@ function intentOutcome(
   }
 }
 
-function setupOutcome(
-  intent: SetupIntent,
-  threeDS: ThreeDSContext | undefined,
-  noChecks: CheckResults,
-): VerifyOutcome {
+function setupOutcome(intent: SetupIntent, threeDS: ThreeDSContext | undefined): VerifyOutcome {
   const attempt =
     typeof intent.latest_attempt === "object" && intent.latest_attempt !== null
       ? intent.latest_attempt
       : undefined;
-  const checks = checksOf({ payment_method_details: attempt?.payment_method_details ?? null }, noChecks);
+  const checks = checksOf({ payment_method_details: attempt?.payment_method_details ?? null });
   switch (intent.status) {
     case "succeeded":
       return { status: "approved", gatewayReference: intent.id, checks };
@@ -523,18 +510,11 @@ function refundOutcome(refund: Refund): OperationOutcome {
   };
 }
 
-function unchecked(cvcSent: boolean): CheckResults {
-  return { cvc: cvcSent ? "unavailable" : "unavailable", avs: "unavailable" };
-}
-
 const CHECK: Readonly<Record<string, CheckResult>> = { pass: "passed", fail: "failed" };
 
-function checksOf(
-  charge: Pick<Charge, "payment_method_details"> | undefined,
-  fallback: CheckResults,
-): CheckResults {
+function checksOf(charge: Pick<Charge, "payment_method_details"> | undefined): CheckResults {
   const checks = charge?.payment_method_details?.card?.checks;
-  if (!checks) return fallback;
+  if (!checks) return NO_CHECKS;
   const avs = [checks.address_line1_check, checks.address_postal_code_check];
   return {
     cvc: CHECK[checks.cvc_check ?? ""] ?? "unavailable",
