@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../lib/local/paths.ts";
 import { type AdyenDouble, startAdyenDouble } from "../doubles/adyen.ts";
 import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
+import { payOnlyThrough } from "../support/gateways.ts";
 import { type Receiver, startReceiver } from "../support/webhooks.ts";
 import { api, type Client, type RunningStack, startStack } from "./harness.ts";
 
@@ -39,26 +40,6 @@ afterAll(async () => {
   await Promise.all([stripe?.close(), adyen?.close(), receiver?.close()]);
 });
 
-/** Configures `gateway` with `settings` and makes it the environment's only card configuration. */
-async function onlyThrough(
-  client: Client,
-  gateway: string,
-  settings: Record<string, string>,
-): Promise<string> {
-  const made = await client.post(`/gateways/${gateway}/gateway-configurations`, { name: gateway, settings });
-  expect(made.status, JSON.stringify(made.body)).toBe(200);
-  const cards = (await client.get("/gateway-configurations?filter=card-payments")).body
-    .gateway_configurations;
-  for (const configuration of cards) {
-    if (configuration.gateway_name === "sandbox") {
-      expect(
-        (await client.put(`/gateway-configurations/${configuration.id}`, { enabled: false })).status,
-      ).toBe(200);
-    }
-  }
-  return made.body.gateway_configuration.id;
-}
-
 const cardOf = async (client: Client, number: string, name?: string) =>
   (
     await client.post("/cards", {
@@ -84,7 +65,7 @@ describe("real providers on the local stack (npm start)", () => {
   it("pay through Stripe: capture part, refund twice, void, a decline, 3-D Secure, and a renewal as a merchant-initiated payment", async () => {
     const sandbox = api(stack.url, stack.credentials.sandbox);
     const shopper = api(stack.url, { project_id: stack.credentials.sandbox.project_id, private_key: "" });
-    const configurationId = await onlyThrough(sandbox, "stripe", {
+    const configurationId = await payOnlyThrough(sandbox, "stripe", {
       secret_key: "sk_test_51Walk",
       webhook_secret: "whsec_walk",
     });
@@ -192,7 +173,7 @@ describe("real providers on the local stack (npm start)", () => {
     const project = JSON.parse(created.stdout.slice(created.stdout.indexOf("{")));
     const sandbox = api(stack.url, project.sandbox);
     await sandbox.put(`/projects/${project.sandbox.project_id}`, { webhook_url: receiver.url });
-    const configurationId = await onlyThrough(sandbox, "adyen", {
+    const configurationId = await payOnlyThrough(sandbox, "adyen", {
       api_key: "AQEyhmfxLI3MaBFLw0m/n3Q5qf3VaY9UCJ14XWZE03G",
       merchant_account: "AcmeECOM",
       hmac_key: HMAC_KEY,

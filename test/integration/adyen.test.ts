@@ -6,6 +6,7 @@ import { type AdyenDouble, CAPTURE_FAILS_HOLDER, startAdyenDouble, THREE_DS_CARD
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
+import { payOnlyThrough } from "../support/gateways.ts";
 
 /**
  * Issue 19: card payments through the `adyen` connector, against the project's stateful double of
@@ -41,21 +42,11 @@ interface Environment {
 async function adyenEnvironment(): Promise<Environment> {
   const project = await createProject("Adyen merchant");
   const client = api(local.url, project.sandbox);
-  const made = await client.post("/gateways/adyen/gateway-configurations", {
-    settings: {
-      api_key: "AQEyhmfxLI3MaBFLw0m/n3Q5qf3VaY9UCJ14XWZE03G",
-      merchant_account: "AcmeECOM",
-      hmac_key: HMAC_KEY,
-    },
+  const configurationId = await payOnlyThrough(client, "adyen", {
+    api_key: "AQEyhmfxLI3MaBFLw0m/n3Q5qf3VaY9UCJ14XWZE03G",
+    merchant_account: "AcmeECOM",
+    hmac_key: HMAC_KEY,
   });
-  expect(made.status, JSON.stringify(made.body)).toBe(200);
-  const cards = (await client.get("/gateway-configurations?filter=card-payments")).body
-    .gateway_configurations;
-  const sandboxCards = cards.find((item: { gateway_name: string }) => item.gateway_name === "sandbox");
-  expect((await client.put(`/gateway-configurations/${sandboxCards.id}`, { enabled: false })).status).toBe(
-    200,
-  );
-  const configurationId = made.body.gateway_configuration.id;
   adyen.setWebhook(`${local.url}/gateway-webhooks/${configurationId}`, HMAC_KEY);
   return {
     client,

@@ -8,6 +8,7 @@ import { newId } from "../../shared/ids.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { startStripeDouble } from "../doubles/stripe.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
+import { payOnlyThrough } from "../support/gateways.ts";
 import { aWellFormed } from "../support/paths.ts";
 import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
 
@@ -234,18 +235,12 @@ describe("the contract against live answers", () => {
       process.env.STRIPE_API_URL = stripe.url;
       const merchant = await createProject("Contract Stripe merchant");
       const viaStripe = api(local.url, merchant.sandbox);
-      const stripeConfiguration = (
-        await viaStripe.post("/gateways/stripe/gateway-configurations", {
-          settings: { secret_key: "sk_test_1", webhook_secret: "whsec_contract" },
-        })
-      ).body.gateway_configuration;
-      const { gateway_configurations: configured } = (
-        await viaStripe.get("/gateway-configurations?filter=card-payments")
-      ).body;
-      const sandboxCards = configured.find(
-        (item: { gateway_name: string }) => item.gateway_name === "sandbox",
-      );
-      await viaStripe.put(`/gateway-configurations/${sandboxCards.id}`, { enabled: false });
+      const stripeConfiguration = {
+        id: await payOnlyThrough(viaStripe, "stripe", {
+          secret_key: "sk_test_1",
+          webhook_secret: "whsec_contract",
+        }),
+      };
       const order = (await viaStripe.post("/invoices", { name: "S", amount: "2.00", currency: "EUR" })).body
         .invoice;
       const stripeCard = (await viaStripe.post("/cards", { ...cardBody, number: "4000000000003220" })).body

@@ -82,6 +82,32 @@ async function paidIterations(env: Environment): Promise<Map<string, number[]>> 
   }
 }
 
+/**
+ * An authorization with `auto_capture_at` a day on, and the merchant's own capture of it sent now
+ * and held at the provider for `holdMs` (started 100 ms before this returns).
+ */
+async function merchantCapturing(holdMs: number) {
+  const env = await environment();
+  const card = (
+    await env.client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 })
+  ).body.card;
+  const invoice = (await env.client.post("/invoices", { name: "Order", amount: "10.00", currency: "EUR" }))
+    .body.invoice;
+  const captureAt = (await clockNow(env)) + DAY;
+  await env.client.post(`/invoices/${invoice.id}/authorize`, {
+    source: card.id,
+    auto_capture_at: new Date(captureAt).toISOString(),
+  });
+  const capture = sandboxConnector.capture.bind(sandboxConnector);
+  const calls = vi.spyOn(sandboxConnector, "capture").mockImplementation(async (request) => {
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+    return capture(request);
+  });
+  const merchantCapture = env.client.post(`/invoices/${invoice.id}/capture`, {});
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return { env, captureAt, merchantCapture, calls };
+}
+
 describe("a long advance of the sandbox clock", () => {
   it("answers within its time budget whatever is due, and the same call goes on until nothing is due", async () => {
     const env = await environment();
@@ -202,25 +228,8 @@ describe("concurrent runners", () => {
   });
 
   it("stops before a job that failed, counting it as remaining, and runs it on the next call", async () => {
-    const env = await environment();
-    const card = (
-      await env.client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 })
-    ).body.card;
-    const invoice = (await env.client.post("/invoices", { name: "Order", amount: "10.00", currency: "EUR" }))
-      .body.invoice;
-    const captureAt = (await clockNow(env)) + DAY;
-    await env.client.post(`/invoices/${invoice.id}/authorize`, {
-      source: card.id,
-      auto_capture_at: new Date(captureAt).toISOString(),
-    });
     // The merchant's own capture holds the transaction longer than the job waits for it.
-    const capture = sandboxConnector.capture.bind(sandboxConnector);
-    vi.spyOn(sandboxConnector, "capture").mockImplementation(async (request) => {
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
-      return capture(request);
-    });
-    const merchantCapture = env.client.post(`/invoices/${invoice.id}/capture`, {});
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const { env, captureAt, merchantCapture } = await merchantCapturing(2_500);
     const target = new Date(captureAt + 3 * DAY).toISOString();
 
     const stopped = await env.client.post("/sandbox/clock", { advance_to: target });
@@ -242,25 +251,8 @@ describe("concurrent runners", () => {
   });
 
   it("reports a job another runner held as done, never as failed", async () => {
-    const env = await environment();
-    const card = (
-      await env.client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 })
-    ).body.card;
-    const invoice = (await env.client.post("/invoices", { name: "Order", amount: "10.00", currency: "EUR" }))
-      .body.invoice;
-    const captureAt = (await clockNow(env)) + DAY;
-    await env.client.post(`/invoices/${invoice.id}/authorize`, {
-      source: card.id,
-      auto_capture_at: new Date(captureAt).toISOString(),
-    });
     // The merchant's own capture is under way at the provider when the advance reaches the job.
-    const capture = sandboxConnector.capture.bind(sandboxConnector);
-    const calls = vi.spyOn(sandboxConnector, "capture").mockImplementation(async (request) => {
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      return capture(request);
-    });
-    const merchantCapture = env.client.post(`/invoices/${invoice.id}/capture`, {});
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const { env, captureAt, merchantCapture, calls } = await merchantCapturing(400);
 
     const advanced = await env.client.post("/sandbox/clock", {
       advance_to: new Date(captureAt + 1000).toISOString(),

@@ -7,6 +7,7 @@ import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
+import { payOnlyThrough } from "../support/gateways.ts";
 
 /**
  * Issue 19: card payments through the `stripe` connector, against the project's stateful double of
@@ -53,24 +54,15 @@ interface Environment {
 async function stripeEnvironment(): Promise<Environment> {
   const project = await createProject("Stripe merchant");
   const client = api(local.url, project.sandbox);
-  const made = await client.post("/gateways/stripe/gateway-configurations", {
-    name: "Stripe",
-    settings: { secret_key: "sk_test_4eC39HqLyjWDarjtT1zdp7dc", webhook_secret: "whsec_test" },
+  const configurationId = await payOnlyThrough(client, "stripe", {
+    secret_key: "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    webhook_secret: "whsec_test",
   });
-  expect(made.status, JSON.stringify(made.body)).toBe(200);
-  const sandboxCards = (
-    await client.get("/gateway-configurations?filter=card-payments")
-  ).body.gateway_configurations.find(
-    (configuration: { gateway_name: string }) => configuration.gateway_name === "sandbox",
-  );
-  expect((await client.put(`/gateway-configurations/${sandboxCards.id}`, { enabled: false })).status).toBe(
-    200,
-  );
   return {
     client,
     browser: api(local.url, { project_id: project.sandbox.project_id, private_key: "" }),
     scope: project.sandbox.project_id,
-    configurationId: made.body.gateway_configuration.id,
+    configurationId,
   };
 }
 
