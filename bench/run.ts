@@ -69,6 +69,7 @@ let renewalRow:
   | {
       renewals: number;
       charged: number;
+      advances: number;
       msPerRenewal: number;
       callsPerRenewal: number;
       sequentialPerRenewal: number;
@@ -313,7 +314,7 @@ try {
 
   // One renewal job end to end (its invoice, the merchant-initiated capture, the next schedule), in
   // an environment of its own whose sandbox clock passes the trial's end: POST /sandbox/clock runs
-  // every job that became due before it answers.
+  // the jobs that became due, as many as fit its time budget, and is called again until none is left.
   const { createProject } = await import("../shared/projects/project.ts");
   const renewing = (await createProject("Bench renewals")).sandbox;
   const renewingAs = {
@@ -332,17 +333,19 @@ try {
   const clock = (await call("GET", "/sandbox/clock", undefined, renewingAs)).clock as { now: string };
   Object.assign(onPath, { requests: 0, calls: 0, sequential: 0, provider: 0 });
   const renewalStart = performance.now();
-  await call(
-    "POST",
-    "/sandbox/clock",
-    { advance_to: new Date(Date.parse(clock.now) + 2 * 24 * 3600 * 1000).toISOString() },
-    renewingAs,
-  );
+  // An advance answers within its time budget: the same request again until nothing is due.
+  const advanceTo = new Date(Date.parse(clock.now) + 2 * 24 * 3600 * 1000).toISOString();
+  let advances = 0;
+  for (let remaining = 1; remaining > 0; advances++) {
+    const advanced = await call("POST", "/sandbox/clock", { advance_to: advanceTo }, renewingAs);
+    remaining = advanced.jobs_remaining as number;
+  }
   const renewalMs = performance.now() - renewalStart;
   const charged = (await call("GET", "/invoices?limit=1", undefined, renewingAs)).total_count as number;
   renewalRow = {
     renewals: RENEWALS,
     charged,
+    advances,
     msPerRenewal: renewalMs / RENEWALS,
     callsPerRenewal: onPath.calls / RENEWALS,
     sequentialPerRenewal: onPath.sequential / RENEWALS,
@@ -389,8 +392,8 @@ try {
   if (renewalRow) {
     const renewal = renewalRow;
     console.log(
-      `\nSubscription renewals end to end: ${renewal.renewals} subscriptions past their trial in one POST /sandbox/clock ` +
-        `(${renewal.charged} invoices charged)\n`,
+      `\nSubscription renewals end to end: ${renewal.renewals} subscriptions past their trial through POST /sandbox/clock ` +
+        `(${renewal.advances} calls, each within its time budget; ${renewal.charged} invoices charged)\n`,
     );
     console.log(
       formatTable(
