@@ -350,6 +350,10 @@ export const routes: readonly RouteDeclaration[] = [
     table: "write",
     cardVault: "seal",
   },
+  // Routing rules (shared/routing): one versioned document per environment, and its simulation.
+  { method: "GET", path: "/routing-rules", handler: "routing-rules/get", table: "read" },
+  { method: "PUT", path: "/routing-rules", handler: "routing-rules/replace", table: "write" },
+  { method: "POST", path: "/routing-rules/simulate", handler: "routing-rules/simulate", table: "read" },
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },

@@ -19,6 +19,8 @@ export const ID_PREFIXES = {
   webhookResend: "whr_",
   subscription: "sub_",
   gatewayConfiguration: "gway_conf_",
+  /** A routing rule the merchant gave no id of its own. */
+  routingRule: "rule_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

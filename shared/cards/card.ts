@@ -44,6 +44,13 @@ export interface Card {
    * that made it): merchant-initiated payments send it, as the schemes require. Never shown.
    */
   network_transaction_id?: string | null;
+  /**
+   * When authorizations of this card were declined since its last approval (business time), for the
+   * card schemes' retry rules (`shared/routing/scheme-rules.ts`). Never shown.
+   */
+  declined_at?: string[];
+  /** A Mastercard merchant advice code that forbids further attempts (03, 21), once met. Never shown. */
+  merchant_advice_block?: { code: string; at: string } | null;
   anonymized_at: string | null;
 }
 

@@ -126,6 +126,16 @@ export function cardUsableCheck(scope: Scope, id: string): TransactItem {
   };
 }
 
+/** What an authorization's outcome tells the card schemes' retry rules (`shared/routing/scheme-rules.ts`). */
+export interface CardRetryRecord {
+  /** A decline, at this business time. */
+  declinedAt?: string;
+  /** An approval: the declines counted so far no longer count. */
+  approved?: boolean;
+  /** A merchant advice code that forbids further attempts. */
+  merchantAdviceBlock?: { code: string; at: string };
+}
+
 /**
  * Records the CVC and AVS results of an authorization or verification on the card and drops its CVC,
  * which may not outlive that first use (PCI DSS 3.3.1.2), on the condition that the card is usable.
@@ -136,6 +146,7 @@ export function cardCheckedWrite(
   id: string,
   checks: CheckResults,
   networkTransactionId?: string | null,
+  retry?: CardRetryRecord,
 ): TransactItem {
   const names: Record<string, string> = {
     ...USABLE_NAMES,
@@ -155,11 +166,28 @@ export function cardCheckedWrite(
     values[":ntid"] = networkTransactionId;
     assignments.push("#ntid = if_not_exists(#ntid, :ntid)");
   }
+  const removals = ["#cvc_sealed"];
+  if (retry?.declinedAt) {
+    // The card schemes' retry rules count the declines since the card's last approval.
+    names["#declined_at"] = "declined_at";
+    values[":declined"] = [retry.declinedAt];
+    values[":none"] = [];
+    assignments.push("#declined_at = list_append(if_not_exists(#declined_at, :none), :declined)");
+  }
+  if (retry?.approved) {
+    names["#declined_at"] = "declined_at";
+    removals.push("#declined_at");
+  }
+  if (retry?.merchantAdviceBlock) {
+    names["#mac"] = "merchant_advice_block";
+    values[":mac"] = retry.merchantAdviceBlock;
+    assignments.push("#mac = :mac");
+  }
   return {
     Update: {
       TableName: config.tableName,
       Key: keys.resource(scope, id),
-      UpdateExpression: `SET ${assignments.join(", ")} REMOVE #cvc_sealed`,
+      UpdateExpression: `SET ${assignments.join(", ")} REMOVE ${removals.join(", ")}`,
       ConditionExpression: USABLE,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,

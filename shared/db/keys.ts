@@ -36,6 +36,9 @@ export const keys = {
    */
   gatewayConfiguration: (scope: Scope, id: string) => ({ pk: scope, sk: `gateway-configuration#${id}` }),
   gatewayConfigurationPrefix: "gateway-configuration#",
+  /** An environment's routing rules: beside its configurations, read with them (`gatewaySetupPrefix`). */
+  routingRules: (scope: Scope) => ({ pk: scope, sk: "gateway-routing" }),
+  gatewaySetupPrefix: "gateway-",
   /** A top-level resource (customer, invoice, …) addressed by its id. */
   resource: (scope: Scope, id: string) => ({ pk: `${scope}#${id}`, sk: "resource" }),
   /**

@@ -1,5 +1,6 @@
 import type { NativeApmParameter } from "./connector.ts";
 import { SANDBOX_APM_PARAMETERS } from "./sandbox/native-apm.ts";
+import { REHEARSAL_SETTINGS } from "./sandbox/rehearsal.ts";
 
 /**
  * The gateways this service knows: how each shows (display data, as `gateway` in a configuration
@@ -92,6 +93,7 @@ const sandbox: GatewayDefinition = {
       required: false,
       description: `The provider's API key. The sandbox accepts any key, except one starting with "${SANDBOX_REFUSED_KEY_PREFIX}", which it refuses as wrong credentials.`,
     },
+    ...REHEARSAL_SETTINGS,
   ],
 };
 

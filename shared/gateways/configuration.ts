@@ -23,6 +23,8 @@ export interface GatewayConfiguration {
   name: string | null;
   enabled: boolean;
   default_currency: string | null;
+  /** The currencies it takes (routing skips it for a payment in another); null: every currency. */
+  currencies: string[] | null;
   /** The gateway's settings that are not secret, as set. */
   settings: Record<string, string>;
   /** The secret settings, sealed (`cards/vault.ts`, field `setting:<name>`). */
@@ -37,6 +39,7 @@ export function withDefaults(stored: Partial<GatewayConfiguration> & Pick<Gatewa
   return {
     name: null,
     default_currency: null,
+    currencies: null,
     settings: {},
     secrets: {},
     deleted_at: null,
@@ -59,6 +62,7 @@ export function newConfiguration(
     name: string | null;
     enabled: boolean;
     defaultCurrency: string | null;
+    currencies?: string[] | null;
     settings: Record<string, string>;
   },
   now: Date,
@@ -71,6 +75,7 @@ export function newConfiguration(
     name: input.name,
     enabled: input.enabled,
     default_currency: input.defaultCurrency,
+    currencies: input.currencies ?? null,
     settings: input.settings,
     secrets: {},
     sandbox: input.sandbox,
@@ -111,6 +116,7 @@ export function presentConfiguration(configuration: GatewayConfiguration, expand
     name: configuration.name,
     enabled: configuration.enabled,
     default_currency: configuration.default_currency,
+    currencies: configuration.currencies,
     payment_method: configuration.payment_method,
     native_apm_config:
       configuration.payment_method === "native-apm" ? { parameters: [...(parameters ?? [])] } : null,

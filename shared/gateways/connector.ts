@@ -157,6 +157,13 @@ export interface ThreeDSContext {
   answer?: ThreeDSRoundAnswer;
   /** What the connector kept with the round it asked for (its payment's id at the provider, say). */
   providerState?: Record<string, string>;
+  /**
+   * `required`: a routing rule asks the issuer to authenticate the cardholder even where it would
+   * not (a customer-initiated payment only). `dropped`: a cascade after the cardholder authenticated
+   * with another provider, which the request allowed to go on without liability shift
+   * (`retry_drop_liability_shift`): no authentication is requested. Absent: the provider decides.
+   */
+  demand?: "required" | "dropped";
 }
 
 /**
@@ -252,6 +259,11 @@ export interface Declined {
   errorType: import("./declines.ts").DeclineType;
   message: string;
   advice?: RetryAdvice;
+  /**
+   * A Mastercard decline's merchant advice code (`03`, `21`, …), when the provider reports one:
+   * 03 and 21 forbid further attempts on the card (`shared/routing/scheme-rules.ts`).
+   */
+  merchantAdviceCode?: string;
 }
 
 export type AuthorizeOutcome =

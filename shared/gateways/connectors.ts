@@ -1,6 +1,8 @@
 import { type ConnectorContext, SANDBOX_REFUSED_KEY_PREFIX } from "./catalogue.ts";
 import type { PaymentConnector } from "./connector.ts";
-import { sandboxConnector } from "./sandbox/gateway.ts";
+import { sandboxConnector, sandboxGateway } from "./sandbox/gateway.ts";
+import { tableLedger } from "./sandbox/ledger.ts";
+import { rehearsalOf } from "./sandbox/rehearsal.ts";
 
 /**
  * The connector of a gateway configuration, from its opened settings. A provider's connector module
@@ -13,8 +15,11 @@ export async function connectGateway(
   context: ConnectorContext,
 ): Promise<PaymentConnector> {
   switch (gatewayName) {
-    case "sandbox":
-      return settings.api_key?.startsWith(SANDBOX_REFUSED_KEY_PREFIX) ? refusedCredentials : sandboxConnector;
+    case "sandbox": {
+      if (settings.api_key?.startsWith(SANDBOX_REFUSED_KEY_PREFIX)) return refusedCredentials;
+      const rehearsal = rehearsalOf(settings);
+      return rehearsal ? sandboxGateway(tableLedger, rehearsal) : sandboxConnector;
+    }
     case "stripe": {
       const { stripeConnector } = await import("./stripe/connector.ts");
       return stripeConnector({ secretKey: settings.secret_key ?? "" });

@@ -82,6 +82,18 @@ export const DECLINES = {
     retry: "soft",
     message: "3-D Secure authentication of the cardholder failed.",
   },
+  "card.do-not-retry": {
+    category: "card",
+    retry: "hard",
+    message:
+      "The card scheme forbids another attempt on this card: the issuer's merchant advice code (03 or 21) said not to try again.",
+  },
+  "card.reattempt-limit": {
+    category: "card",
+    retry: "soft",
+    message:
+      "The card reached its scheme's limit of reattempts after declines (Visa: 15 in 30 days); it may be tried again later.",
+  },
   "card.failed-cvc": {
     category: "check",
     retry: "soft",

@@ -2,10 +2,10 @@ import { cardVault } from "../cards/vault.ts";
 import type { Scope } from "../db/keys.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import type { PaymentMethod } from "./catalogue.ts";
-import { definitionOf, type GatewayConfiguration } from "./configuration.ts";
+import type { GatewayConfiguration } from "./configuration.ts";
 import type { PaymentConnector } from "./connector.ts";
 import { connectGateway } from "./connectors.ts";
-import { cachedConfigurations, readConfigurations } from "./store.ts";
+import { cachedConfigurations, cachedGatewaySetup, readConfigurations } from "./store.ts";
 
 /**
  * Which configuration, and so which connector, a payment goes through. Reads the environment's
@@ -15,11 +15,20 @@ import { cachedConfigurations, readConfigurations } from "./store.ts";
 const usable = (configuration: GatewayConfiguration) =>
   configuration.enabled && configuration.deleted_at === null;
 
-/** The configuration new card payments of the environment go through: its oldest enabled one for cards. */
+/**
+ * The configuration a card verification (a customer token's) goes through: the first enabled card
+ * configuration in the environment's default order (`shared/routing`), else its oldest.
+ */
 export async function cardGatewayConfiguration(scope: Scope): Promise<GatewayConfiguration> {
-  const found = (await cachedConfigurations(scope))
+  const setup = await cachedGatewaySetup(scope);
+  const order = (setup.routing?.default_order as string[] | undefined) ?? [];
+  const rank = (configuration: GatewayConfiguration) => {
+    const position = order.indexOf(configuration.id);
+    return position === -1 ? order.length : position;
+  };
+  const found = setup.configurations
     .filter((configuration) => configuration.payment_method === "card" && usable(configuration))
-    .sort((a, b) => (a.id < b.id ? -1 : 1))[0];
+    .sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1))[0];
   if (!found) {
     throw new ApiError(
       400,

@@ -15,6 +15,17 @@ export const configurationInput = z.object({
   name: text(80),
   enabled: booleanField,
   default_currency: z.preprocess(blankIsAbsent, z.optional(z.nullable(currency))),
+  /** The currencies the configuration takes (routing skips it for others); empty or null: every one. */
+  currencies: z.preprocess(
+    (value) => (value === "" ? null : value),
+    z.optional(
+      z.nullable(
+        z
+          .array(currency, "must be a list of ISO 4217 currency codes")
+          .check(z.maxLength(50, "must hold at most 50 currencies")),
+      ),
+    ),
+  ),
   payment_method: choice(["card", "native-apm"] as const),
   settings: z.optional(
     z

@@ -102,6 +102,7 @@ export async function createConfiguration(
       name: fields.name ?? null,
       enabled: fields.enabled ?? true,
       defaultCurrency: fields.default_currency ?? null,
+      currencies: fields.currencies?.length ? fields.currencies : null,
       settings: {},
     },
     clock.now(),
@@ -146,6 +147,9 @@ export async function updateConfiguration(
     ...(fields.name !== undefined ? { name: fields.name } : {}),
     ...(fields.enabled !== undefined ? { enabled: fields.enabled } : {}),
     ...(fields.default_currency !== undefined ? { default_currency: fields.default_currency } : {}),
+    ...(fields.currencies !== undefined
+      ? { currencies: fields.currencies?.length ? fields.currencies : null }
+      : {}),
   };
   const stored = await withSettings(changed, gateway, settings);
   await replace(caller, stored);

@@ -18,7 +18,7 @@ const ENTITY = "gateway-configuration";
 /** How long a container reuses what it read of an environment's configurations. */
 export const CACHE_MS = 10_000;
 
-const cache = new Map<Scope, { until: number; configurations: Promise<GatewayConfiguration[]> }>();
+const cache = new Map<Scope, { until: number; setup: Promise<GatewaySetup> }>();
 
 function item(configuration: GatewayConfiguration) {
   return {
@@ -78,33 +78,57 @@ export function gatewayConfigurationReplace(configuration: GatewayConfiguration)
   };
 }
 
-/** Every configuration of the environment, deleted ones included, read now. */
-export async function readConfigurations(scope: Scope): Promise<GatewayConfiguration[]> {
+/**
+ * What payments of an environment route by: its configurations (deleted ones included) and its
+ * routing rules as stored (`shared/routing/store.ts` reads them), one query of the environment's
+ * partition.
+ */
+export interface GatewaySetup {
+  configurations: GatewayConfiguration[];
+  /** The routing rules item; undefined before the environment's rules are first set. */
+  routing: Record<string, unknown> | undefined;
+}
+
+/** The environment's gateway setup, read now. */
+export async function readGatewaySetup(scope: Scope): Promise<GatewaySetup> {
   const { Items = [] } = await dynamo.send(
     new QueryCommand({
       TableName: config.tableName,
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": scope, ":prefix": keys.gatewayConfigurationPrefix },
+      ExpressionAttributeValues: { ":pk": scope, ":prefix": keys.gatewaySetupPrefix },
       ConsistentRead: true,
     }),
   );
-  const read = Items.map(fromItem);
-  cache.set(scope, { until: Date.now() + CACHE_MS, configurations: Promise.resolve(read) });
-  return read;
+  const setup: GatewaySetup = {
+    configurations: Items.filter((item) => item.type === ENTITY).map(fromItem),
+    routing: Items.find((item) => item.sk === keys.routingRules(scope).sk),
+  };
+  cache.set(scope, { until: Date.now() + CACHE_MS, setup: Promise.resolve(setup) });
+  return setup;
 }
 
-/** The environment's configurations as this container last read them (at most `CACHE_MS` ago). */
-export function cachedConfigurations(scope: Scope): Promise<GatewayConfiguration[]> {
+/** Every configuration of the environment, deleted ones included, read now. */
+export async function readConfigurations(scope: Scope): Promise<GatewayConfiguration[]> {
+  return (await readGatewaySetup(scope)).configurations;
+}
+
+/** The environment's gateway setup as this container last read it (at most `CACHE_MS` ago). */
+export function cachedGatewaySetup(scope: Scope): Promise<GatewaySetup> {
   const cached = cache.get(scope);
-  if (cached && cached.until > Date.now()) return cached.configurations;
-  const reading = readConfigurations(scope);
+  if (cached && cached.until > Date.now()) return cached.setup;
+  const reading = readGatewaySetup(scope);
   // A failed read is not kept.
   reading.catch(() => cache.delete(scope));
-  cache.set(scope, { until: Date.now() + CACHE_MS, configurations: reading });
+  cache.set(scope, { until: Date.now() + CACHE_MS, setup: reading });
   return reading;
 }
 
-/** This container changed the environment's configurations: its next read goes to the table. */
+/** The environment's configurations as this container last read them (at most `CACHE_MS` ago). */
+export async function cachedConfigurations(scope: Scope): Promise<GatewayConfiguration[]> {
+  return (await cachedGatewaySetup(scope)).configurations;
+}
+
+/** This container changed the environment's configurations or rules: its next read goes to the table. */
 export function forgetConfigurations(scope: Scope): void {
   cache.delete(scope);
 }

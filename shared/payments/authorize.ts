@@ -1,25 +1,40 @@
 import { routingScheme } from "../cards/card.ts";
 import { cardCredentials } from "../cards/service.ts";
+import { cardCheckedWrite } from "../cards/store.ts";
 import { type ClockedEnvironment, nowIn } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import { transactWrite } from "../db/transactions.ts";
-import type { Initiator, ThreeDSChannel, ThreeDSContext, ThreeDSRoundAnswer } from "../gateways/connector.ts";
-import { cardGatewayConfiguration } from "../gateways/routing.ts";
+import type {
+  CheckResults,
+  Declined,
+  Initiator,
+  PaymentConnector,
+  RecordedOutcome,
+  ThreeDSChannel,
+  ThreeDSContext,
+  ThreeDSRoundAnswer,
+} from "../gateways/connector.ts";
 import { ApiError, conflict, invalidField, notFound, privateKeyRequired } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
-import { isId } from "../ids.ts";
+import { isId, sharedUlidId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
+import { logger } from "../observability/logger.ts";
+import { recordHealth } from "../routing/health.ts";
 import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
 import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
 import { threeDSChannelOf } from "../three-d-s/schema.ts";
 import { parseInput } from "../validation/parse.ts";
 import { cancelAutoCapture, scheduleAutoCapture } from "./auto-capture.ts";
+import { answered, nextStep, noCascade, routed, schemeStateOf } from "./cascade.ts";
 import {
   ATTEMPTS,
+  type CallResult,
   callConnector,
   cardOperations,
+  cardRetryRecord,
   checkAmount,
+  commitSettlement,
   concurrentChange,
   connectorFor,
   initiatorOf,
@@ -46,13 +61,16 @@ import {
 import { commitTransition, insertTransaction, transitionWrite, type VersionedTransaction } from "./store.ts";
 import {
   CAPTURE_WINDOW_MS,
+  cascaded,
   leaseExpired,
   newTransaction,
   openRound,
   type PendingOperation,
+  providerAttemptOf,
   reserved,
   type TransactionRecord,
   threeDSAnswered,
+  withAttempt,
 } from "./transaction.ts";
 
 /**
@@ -91,6 +109,12 @@ export interface AuthorizeOptions {
   /** Only with authorize; fixed by the request that creates the transaction. */
   autoCaptureAt?: string | null;
   autoCaptureAmount?: string | null;
+  /** The configuration the request pins the payment to (`gateway_configuration_id`); null: routing decides. */
+  pinned: string | null;
+  /** After 3DS with one provider, a cascade may go on without liability shift (`retry_drop_liability_shift`). */
+  dropLiabilityShift: boolean;
+  /** `override_mac_blocking`: try a card a Mastercard merchant advice code blocked. */
+  overrideMacBlocking: boolean;
 }
 
 /** Whether the sandbox connector accepts incremental authorizations (it does). */
@@ -151,6 +175,9 @@ export function cardPaymentOptions(
     preferred_scheme?: string | null | undefined;
     device?: { channel?: string } | undefined;
     enable_three_d_s_2?: boolean | undefined;
+    gateway_configuration_id?: string | undefined;
+    retry_drop_liability_shift?: boolean | undefined;
+    override_mac_blocking?: boolean | undefined;
   },
 ): AuthorizeOptions {
   if (!fields.source) throw invalidField("source", "is required", "missing-source");
@@ -166,6 +193,9 @@ export function cardPaymentOptions(
     initiator: initiatorOf(request),
     channel: threeDSChannelOf(fields),
     preferredScheme: fields.preferred_scheme ?? null,
+    pinned: fields.gateway_configuration_id ?? null,
+    dropLiabilityShift: fields.retry_drop_liability_shift ?? false,
+    overrideMacBlocking: fields.override_mac_blocking ?? false,
   };
 }
 
@@ -216,7 +246,7 @@ export async function authorizeStep(
         known = { ...known, transaction_id: created.takenBy };
         continue;
       }
-      return runAuthorization(request, known, created.held, source, scheme, options, mode);
+      return runAuthorization(request, known, created.held, source, scheme, options, mode, created.probe);
     }
     const { record } = current;
     if (record.card_id !== source.cardId || record.token_id !== source.tokenId) {
@@ -225,10 +255,10 @@ export async function authorizeStep(
         `Invoice ${known.id} is being paid with another source (transaction ${record.id}).`,
       );
     }
-    const next = await nextAttempt(request, known, current, options, mode);
+    const next = await nextAttempt(request, known, current, options, mode, undefined, source);
     if (next === "again") continue;
     if ("answer" in next || !("held" in next)) return next;
-    return runAuthorization(request, known, next.held, source, scheme, options, mode);
+    return runAuthorization(request, known, next.held, source, scheme, options, mode, next.probe);
   }
   throw concurrentChange(known.transaction_id ?? known.id);
 }
@@ -246,7 +276,8 @@ async function nextAttempt(
   options: AuthorizeOptions,
   mode: AuthorizeMode,
   answer?: ThreeDSRoundAnswer,
-): Promise<AuthorizeResult | { held: VersionedTransaction } | "again"> {
+  source?: Source,
+): Promise<AuthorizeResult | { held: VersionedTransaction; probe: boolean } | "again"> {
   const { record } = current;
   if (record.status === "failed") throw recordedDecline(record);
   if (record.status !== "waiting") return { current };
@@ -275,15 +306,33 @@ async function nextAttempt(
     await transactWrite(request.commit(reply));
     return { answer: reply };
   }
-  const answered = answer ? threeDSAnswered(record, answer) : record;
-  const next = reserved(answered, "authorization", record.amount, request.requestKey, {
+  const withAnswer = answer ? threeDSAnswered(record, answer) : record;
+  // A new attempt of a payment no provider has authenticated is routed again (a 3DS round answered
+  // goes on with the provider that asked for it).
+  const route =
+    source && !record.authentication
+      ? await routed(request.caller, invoice, source, { ...options }, record.id)
+      : undefined;
+  const routedRecord: TransactionRecord = route
+    ? {
+        ...withAnswer,
+        gateway_configuration_id: route.first.configurationId,
+        gateway_name: route.first.name,
+        routing: route.explanation,
+      }
+    : withAnswer;
+  const demand = route ? route.explanation.require_three_d_s : record.routing?.require_three_d_s;
+  const next = reserved(routedRecord, "authorization", record.amount, request.requestKey, {
     channel: options.channel,
     ...(options.capture ? { thenCapture: captureAmountOf(options.capture, record) } : {}),
+    ...(demand ? { demand: "required" as const } : {}),
   });
   const outcome = await commitTransition([
     transitionWrite(current, next, { status: "waiting", pending: null }),
   ]);
-  return outcome === "committed" ? { held: { record: next, version: current.version + 1 } } : "again";
+  return outcome === "committed"
+    ? { held: { record: next, version: current.version + 1 }, probe: route?.first.probe ?? false }
+    : "again";
 }
 
 /**
@@ -333,6 +382,7 @@ async function answerRound(
       routingScheme(source.card, options.preferredScheme),
       options,
       mode,
+      next.probe,
     );
   }
   throw concurrentChange(known.transaction_id ?? known.id);
@@ -343,12 +393,12 @@ async function createTransaction(
   invoice: Invoice,
   source: Source,
   options: AuthorizeOptions,
-): Promise<{ held: VersionedTransaction } | { takenBy: string }> {
+): Promise<{ held: VersionedTransaction; probe: boolean } | { takenBy: string }> {
   const { caller } = request;
   if (options.incremental && !CONNECTOR_SUPPORTS_INCREMENTS) {
     throw invalidField("incremental", "the card gateway does not support incremental authorizations");
   }
-  const gateway = await cardGatewayConfiguration(caller.projectId);
+  const route = await routed(caller, invoice, source, options, sharedUlidId("transaction", invoice.id));
   const record = newTransaction(
     {
       projectId: caller.projectId,
@@ -356,7 +406,8 @@ async function createTransaction(
       invoice,
       source,
       paymentMethod: "card",
-      gateway: { configurationId: gateway.id, name: gateway.gateway_name },
+      gateway: { configurationId: route.first.configurationId, name: route.first.name },
+      routing: route.explanation,
       incremental: options.incremental,
       autoCaptureAt: options.autoCaptureAt ?? null,
       autoCaptureAmount: options.autoCaptureAmount ?? null,
@@ -372,7 +423,7 @@ async function createTransaction(
   const checks = [...source.checks];
   if (invoice.customer_id) checks.push(customerCurrencyClaim(caller, invoice.customer_id, invoice.currency));
   const outcome = await insertTransaction(record, { incremental: CONNECTOR_SUPPORTS_INCREMENTS }, checks);
-  if (outcome === "created") return { held: { record, version: 1 } };
+  if (outcome === "created") return { held: { record, version: 1 }, probe: route.first.probe };
   if (outcome === "invoice-not-found") throw notFound("invoice", invoice.id);
   if ("takenBy" in outcome) return outcome;
   if (invoice.customer_id && outcome.failedCheck === checks.length - 1) {
@@ -386,69 +437,200 @@ async function createTransaction(
     : notFound("card", source.cardId);
 }
 
-/** Calls the connector for a held authorization and settles its outcome. */
+/**
+ * Calls the connector for a held authorization and settles its outcome. An attempt that moved no
+ * money (a soft decline, or nothing done) moves the payment to the next configuration of its chain
+ * when the cascade's rules allow it (`cascade.ts`): the attempt is recorded and the next one
+ * reserved in one write, and this request goes on with it. Each attempt counts for its
+ * configuration's breaker.
+ */
 async function runAuthorization(
   request: PaymentRequest,
   invoice: Invoice,
-  held: VersionedTransaction,
+  start: VersionedTransaction,
   source: Source,
   scheme: string | null,
-  options: Pick<AuthorizeOptions, "initiator" | "capture">,
+  options: Pick<AuthorizeOptions, "initiator" | "capture" | "dropLiabilityShift" | "overrideMacBlocking">,
   mode: AuthorizeMode,
+  firstProbe: boolean,
 ): Promise<AuthorizeResult> {
   const { caller } = request;
   const { initiator } = options;
-  const { record } = held;
-  const pending = record.pending as PendingOperation;
   // Scheduled before any money moves, so that no crash can leave an authorization without its
   // automatic capture: the schedule is idempotent (named after the invoice) and its job captures
   // only an authorized transaction whose `auto_capture_at` is reached.
-  if (mode === "authorize") await scheduleAutoCapture(record, caller.environment);
-  const connector = await connectorFor(record);
+  if (mode === "authorize") await scheduleAutoCapture(start.record, caller.environment);
   const card = await cardCredentials(source.card, source.secrets);
-  const result = await callConnector(connector, held, "authorization", () =>
-    cardOperations(connector, record).authorize({
-      scope: caller.projectId,
-      reference: pending.id,
-      amount: pending.amount,
-      currency: record.currency,
-      card,
-      incremental: record.incremental,
-      initiator,
-      scheme,
-      threeDS: threeDSContextOf(record),
-      // A merchant-initiated payment names the card's first customer-initiated one at the scheme.
-      networkTransactionId: initiator === "merchant" ? (source.card.network_transaction_id ?? null) : null,
+  const health: Promise<void>[] = [];
+  const tried = new Set<string>();
+  const declinedNow: string[] = [];
+  let held = start;
+  let probe = firstProbe;
+  try {
+    for (;;) {
+      const { record } = held;
+      const pending = record.pending as PendingOperation;
+      const configurationId = record.gateway_configuration_id;
+      tried.add(configurationId);
+      const connector = await connectorFor(record);
+      const began = performance.now();
+      let result: CallResult<RecordedOutcome>;
+      try {
+        result = await callConnector(connector, held, "authorization", () =>
+          cardOperations(connector, record).authorize({
+            scope: caller.projectId,
+            reference: pending.id,
+            amount: pending.amount,
+            currency: record.currency,
+            card,
+            incremental: record.incremental,
+            initiator,
+            scheme,
+            threeDS: threeDSContextOf(record),
+            // A merchant-initiated payment names the card's first customer-initiated one at the scheme.
+            networkTransactionId:
+              initiator === "merchant" ? (source.card.network_transaction_id ?? null) : null,
+          }),
+        );
+      } catch (error) {
+        // No answer (the reservation stays for `lookup`): a fault of the provider, never cascaded.
+        health.push(countHealth(configurationId, false, probe));
+        throw error;
+      }
+      const now = nowIn(caller.environment);
+      health.push(countHealth(configurationId, answered(result), probe));
+      const attempt = providerAttemptOf(
+        record,
+        "notDone" in result ? result : result.outcome,
+        performance.now() - began,
+        now,
+      );
+      const explanation = record.routing;
+      const why = explanation
+        ? noCascade(record, result, {
+            attemptsMade:
+              (record.attempts ?? []).filter((kept) => tried.has(kept.gateway_configuration_id)).length + 1,
+            explanation,
+            dropLiabilityShift: options.dropLiabilityShift,
+            overrideMacBlocking: options.overrideMacBlocking,
+            scheme: schemeStateOf(source),
+            declinedNow: attempt.outcome === "declined" ? [...declinedNow, attempt.at] : declinedNow,
+            now,
+          })
+        : "not routed";
+      const next =
+        why === undefined && explanation ? await nextStep(caller.projectId, explanation, tried) : undefined;
+      if (!next || !explanation) {
+        const ended = {
+          ...attempt,
+          cascade: attempt.outcome === "approved" ? null : (why ?? "no configuration left in the chain"),
+        };
+        return await settled(
+          { record: withAttempt(record, ended), version: held.version },
+          result,
+          connector,
+        );
+      }
+      // The cascade: this attempt recorded, the next configuration reserved, in one write.
+      if (attempt.outcome === "declined") declinedNow.push(attempt.at);
+      const failure = "notDone" in result ? result.notDone : (result.outcome as Declined);
+      const moved = cascaded(
+        record,
+        { ...attempt, cascade: `to ${next.configurationId}` },
+        failure,
+        {
+          configurationId: next.configurationId,
+          name: next.name,
+          ...(record.authentication
+            ? { demand: "dropped" as const }
+            : explanation.require_three_d_s
+              ? { demand: "required" as const }
+              : {}),
+        },
+        now,
+      );
+      // The decline's checks and its count for the card's scheme rules, as a settled one records
+      // them (dropped if the card was anonymized meanwhile).
+      const declined =
+        "outcome" in result ? (result.outcome as Declined & { checks: CheckResults }) : undefined;
+      await commitSettlement(
+        held,
+        [transitionWrite(held, moved, { status: record.status, pending: pending.id })],
+        declined && record.card_id
+          ? [
+              cardCheckedWrite(
+                caller.projectId,
+                record.card_id,
+                declined.checks,
+                null,
+                cardRetryRecord(declined, now),
+              ),
+            ]
+          : [],
+      );
+      logger.info("Payment cascaded to the next gateway configuration", {
+        transaction_id: record.id,
+        from: configurationId,
+        to: next.configurationId,
+        error_code: attempt.error_code,
+      });
+      held = { record: moved, version: held.version + 1 };
+      probe = next.probe;
+    }
+  } finally {
+    await Promise.all(health);
+  }
+
+  async function settled(
+    current: VersionedTransaction,
+    result: CallResult<RecordedOutcome>,
+    connector: PaymentConnector,
+  ): Promise<AuthorizeResult> {
+    const action = "outcome" in result && result.outcome.status === "customer-action";
+    // A capture with a source answers with its capture, unless the customer must act first.
+    const answers = mode === "authorize" || action;
+    const done = await settleAuthorization(
+      { request, invoice, answers },
+      current,
+      result,
+      connector,
+      options.capture?.plan,
+    );
+    if (done.refusal) {
+      // A capture chained to an approved authorization may fail alone: the authorization stands, and
+      // so does its automatic capture.
+      if (done.current.record.status !== "authorized") await cancelAutoCapture(done.current.record);
+      throw done.refusal;
+    }
+    if (answers) return { answer: paymentReply(done.current.record) };
+    return { current: done.current, captured: done.captured };
+  }
+}
+
+/** Counts an attempt for its configuration's breaker: best effort, never failing the payment. */
+function countHealth(configurationId: string, ok: boolean, probe: boolean): Promise<void> {
+  return recordHealth(configurationId, ok, { probe }).catch((error) =>
+    logger.warn("Counting a gateway call for its circuit breaker failed", {
+      gateway_configuration_id: configurationId,
+      error,
     }),
   );
-  const action = "outcome" in result && result.outcome.status === "customer-action";
-  // A capture with a source answers with its capture, unless the customer must act first.
-  const answers = mode === "authorize" || action;
-  const settled = await settleAuthorization(
-    { request, invoice, answers },
-    held,
-    result,
-    connector,
-    options.capture?.plan,
-  );
-  if (settled.refusal) {
-    // A capture chained to an approved authorization may fail alone: the authorization stands, and
-    // so does its automatic capture.
-    if (settled.current.record.status !== "authorized") await cancelAutoCapture(settled.current.record);
-    throw settled.refusal;
-  }
-  if (answers) return { answer: paymentReply(settled.current.record) };
-  return { current: settled.current, captured: settled.captured };
 }
 
 /** The 3DS exchange offered with a reserved authorization, and the answer to its previous round. */
 function threeDSContextOf(record: TransactionRecord): ThreeDSContext {
   const attempt = record.pending?.three_d_s;
   if (!attempt) throw new Error(`Authorization of ${record.id} was reserved without a 3DS exchange`);
-  return threeDSContext(
-    attempt,
-    record.authentication?.answer,
-    record.id,
-    record.authentication?.provider_state,
-  );
+  const demand = record.pending?.three_d_s_demand;
+  // Dropped: another provider authenticated the cardholder; this one is asked for no authentication.
+  if (demand === "dropped") return { ...threeDSContext(attempt, undefined, record.id), demand };
+  return {
+    ...threeDSContext(
+      attempt,
+      record.authentication?.answer,
+      record.id,
+      record.authentication?.provider_state,
+    ),
+    ...(demand ? { demand } : {}),
+  };
 }

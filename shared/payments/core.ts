@@ -1,4 +1,4 @@
-import { cardCheckedWrite } from "../cards/store.ts";
+import { type CardRetryRecord, cardCheckedWrite } from "../cards/store.ts";
 import { clock, nowIn } from "../clock.ts";
 import { asProviderCall } from "../db/round-trips.ts";
 import type { TransactItem } from "../db/transactions.ts";
@@ -28,6 +28,7 @@ import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { amountProblemIn, isZeroAmount } from "../money.ts";
 import { logger } from "../observability/logger.ts";
+import { blockingAdvice } from "../routing/scheme-rules.ts";
 import { exchangePut } from "../three-d-s/store.ts";
 import {
   commitTransition,
@@ -54,10 +55,12 @@ import {
   pendingCapture,
   presentNativeApm,
   presentTransaction,
+  providerAttemptOf,
   refunded,
   type TransactionRecord,
   takenOver,
   voided,
+  withAttempt,
 } from "./transaction.ts";
 
 /**
@@ -342,7 +345,7 @@ export function recordedDecline(record: TransactionRecord): ApiError {
 }
 
 /** Commits a settlement; a card anonymized meanwhile only loses its optional check write. */
-async function commitSettlement(
+export async function commitSettlement(
   held: VersionedTransaction,
   items: TransactItem[],
   optional: TransactItem[],
@@ -440,11 +443,16 @@ export async function settleOutcome(
 /** The step a held operation's outcome makes (see `settleOutcome`). */
 function settledStep(
   invoice: Invoice,
-  record: TransactionRecord,
+  held: TransactionRecord,
   result: CallResult<RecordedOutcome>,
   now: Date,
 ): Step {
-  const pending = record.pending as PendingOperation;
+  const pending = held.pending as PendingOperation;
+  // An authorization's attempt, unless the request that made it recorded it (with its duration).
+  const record =
+    pending.type === "authorization" && !held.attempts?.some((kept) => kept.reference === pending.id)
+      ? withAttempt(held, providerAttemptOf(held, "notDone" in result ? result : result.outcome, null, now))
+      : held;
   const scope = record.project_id;
   const step = (
     next: TransactionRecord,
@@ -489,6 +497,7 @@ function settledStep(
         record.card_id ?? "",
         outcome.checks,
         outcome.status === "approved" ? outcome.networkTransactionId : null,
+        cardRetryRecord(outcome, now),
       ),
     ];
     if (outcome.status === "declined") {
@@ -530,6 +539,18 @@ function settledStep(
           ? refunded(record, now)
           : incremented(record, now);
   return step(next, FOLLOW_UP_EVENTS[type]);
+}
+
+/** What an authorization's outcome tells the card schemes' retry rules, written on the card. */
+export function cardRetryRecord(
+  outcome: { status: string; merchantAdviceCode?: string },
+  now: Date,
+): CardRetryRecord | undefined {
+  if (outcome.status === "approved") return { approved: true };
+  if (outcome.status !== "declined") return undefined;
+  const at = now.toISOString();
+  const code = blockingAdvice(outcome);
+  return { declinedAt: at, ...(code ? { merchantAdviceBlock: { code, at } } : {}) };
 }
 
 // ─── Abandoned reservations ─────────────────────────────────────────────────────────────────────

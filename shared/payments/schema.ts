@@ -21,6 +21,19 @@ const cardPaymentFields = {
   preferred_scheme: choice(CARD_SCHEMES),
   ...threeDSFields,
   metadata: pairs,
+  /** Pins the payment to one configuration (`<id>` or `<id>.<gateway name>`): routing explains it as pinned. */
+  gateway_configuration_id: z.preprocess(
+    absentIfNull,
+    z.optional(
+      z
+        .string("must be a gateway configuration id")
+        .check(z.maxLength(100, "must be at most 100 characters")),
+    ),
+  ),
+  /** A cascade after 3DS with one provider may go on without liability shift. */
+  retry_drop_liability_shift: z.preprocess(absentIfNull, booleanField),
+  /** Tries a card whose Mastercard merchant advice code (03, 21) forbids retries. */
+  override_mac_blocking: z.preprocess(absentIfNull, booleanField),
 };
 
 /** `capture_amount`: what the automatic capture at `auto_capture_at` captures (default: all of it). */

@@ -1,11 +1,13 @@
 import { clock } from "../clock.ts";
 import type {
   CustomerAction,
+  Declined,
   NativeApmParameter,
   ThreeDSChannel,
   ThreeDSRound,
   ThreeDSRoundAnswer,
 } from "../gateways/connector.ts";
+import { isSoftDecline } from "../gateways/declines.ts";
 import { newId, sharedUlidId } from "../ids.ts";
 import {
   addAmounts,
@@ -15,6 +17,7 @@ import {
   subtractAmounts,
   toMinorUnits,
 } from "../money.ts";
+import type { RoutingExplanation } from "../routing/decide.ts";
 import {
   attemptOf,
   openRound as openRoundOf,
@@ -140,6 +143,35 @@ export interface PendingOperation {
    * provider (`PROVIDER_DECISION_LEASE_MS`), then the recovery job asks again.
    */
   awaiting_provider_since?: string | null;
+  /**
+   * For an authorization: what it asks of 3DS (`ThreeDSContext.demand`): `required` by a routing
+   * rule, `dropped` on a cascade after the cardholder authenticated with another provider.
+   */
+  three_d_s_demand?: "required" | "dropped" | null;
+}
+
+/**
+ * One provider attempt of a card payment's authorization: where it went, how it ended, how long it
+ * took. A cascade makes several; each is kept, in order.
+ */
+export interface AuthorizationAttempt {
+  /** The operation reference the provider was given. */
+  reference: string;
+  gateway_configuration_id: string;
+  gateway_name: string;
+  /** `not-done`: the provider failed or could not be reached, and recorded nothing. */
+  outcome: "approved" | "declined" | "not-done" | "customer-action";
+  error_code: string | null;
+  /** A decline's class in the catalogue (`shared/gateways/declines.ts`). */
+  decline: "soft" | "hard" | null;
+  merchant_advice_code: string | null;
+  /** Null when the outcome was learnt later (a lost answer settled from the provider's record). */
+  duration_ms: number | null;
+  /** Whether the next configuration of the chain was tried after it, or why not. */
+  cascade: string | null;
+  at: string;
+  /** An approval learnt after another provider approved the payment: voided at once. */
+  voided_extra_at?: string | null;
 }
 
 /** A capture chained to an authorization's reservation: its reference and the amount it captures. */
@@ -202,6 +234,10 @@ export interface TransactionRecord {
   metadata: Record<string, string>;
   sandbox: boolean;
   created_at: string;
+  /** The card payment's provider attempts, in order (absent before routing kept them). */
+  attempts?: AuthorizationAttempt[];
+  /** Why the payment went where it went (absent before routing kept it). */
+  routing?: RoutingExplanation | null;
 }
 
 /** Capturing an authorization is allowed for 7 days after it. */
@@ -234,6 +270,8 @@ export interface NewTransaction {
   channel?: ThreeDSChannel;
   /** The amount of a capture chained to the first authorization (a capture with a source). */
   thenCapture?: string;
+  /** A card payment's route. */
+  routing?: RoutingExplanation;
 }
 
 /** A new transaction, reserved for its first authorization. */
@@ -277,11 +315,14 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     metadata: input.metadata,
     sandbox: input.sandbox,
     created_at: at,
+    attempts: [],
+    routing: input.routing ?? null,
   };
   const first: PendingType = input.paymentMethod === "native-apm" ? "native-payment" : "authorization";
   return reserved(record, first, input.invoice.amount, input.requestKey, {
     ...(input.channel ? { channel: input.channel } : {}),
     ...(input.thenCapture === undefined ? {} : { thenCapture: input.thenCapture }),
+    ...(input.routing?.require_three_d_s ? { demand: "required" as const } : {}),
   });
 }
 
@@ -315,7 +356,13 @@ export function reserved(
   type: PendingType,
   amount: string,
   requestKey: string | null,
-  extra: { refund?: Refund; channel?: ThreeDSChannel; thenCapture?: string; id?: string } = {},
+  extra: {
+    refund?: Refund;
+    channel?: ThreeDSChannel;
+    thenCapture?: string;
+    id?: string;
+    demand?: "required" | "dropped";
+  } = {},
 ): TransactionRecord {
   return {
     ...record,
@@ -331,8 +378,74 @@ export function reserved(
       ...(extra.thenCapture === undefined
         ? {}
         : { chained_capture: { id: newId("operation"), type: "capture", amount: extra.thenCapture } }),
+      ...(extra.demand ? { three_d_s_demand: extra.demand } : {}),
     },
   };
+}
+
+/** The attempt an authorization's outcome makes (`outcome` undefined: nothing was done). */
+export function providerAttemptOf(
+  record: TransactionRecord,
+  outcome: { status: string; errorType?: string; merchantAdviceCode?: string } | { notDone: Declined },
+  durationMs: number | null,
+  now: Date,
+): AuthorizationAttempt {
+  const pending = record.pending;
+  if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
+  const notDone = "notDone" in outcome;
+  const errorType = notDone ? outcome.notDone.errorType : (outcome.errorType ?? null);
+  const status = notDone ? "not-done" : outcome.status;
+  return {
+    reference: pending.id,
+    gateway_configuration_id: record.gateway_configuration_id,
+    gateway_name: record.gateway_name,
+    outcome:
+      status === "approved" || status === "declined" || status === "customer-action" ? status : "not-done",
+    error_code: errorType,
+    decline: status === "declined" && errorType ? (isSoftDecline(errorType) ? "soft" : "hard") : null,
+    merchant_advice_code: (!notDone && outcome.merchantAdviceCode) || null,
+    duration_ms: durationMs === null ? null : Math.round(durationMs),
+    cascade: null,
+    at: now.toISOString(),
+  };
+}
+
+/** The transaction with an attempt recorded (once per reference: a repeat replaces it). */
+export function withAttempt(record: TransactionRecord, attempt: AuthorizationAttempt): TransactionRecord {
+  const others = (record.attempts ?? []).filter((kept) => kept.reference !== attempt.reference);
+  return { ...record, attempts: [...others, attempt] };
+}
+
+/**
+ * A cascade: the held authorization ended without moving money (a soft decline, or nothing done),
+ * and the payment moves to the next configuration of its chain, reserved for a new authorization
+ * there (a new reference), in the same write that records the attempt. The request goes on.
+ */
+export function cascaded(
+  record: TransactionRecord,
+  attempt: AuthorizationAttempt,
+  failure: { errorType: string; message: string },
+  next: { configurationId: string; name: string; demand?: "required" | "dropped" },
+  now: Date,
+): TransactionRecord {
+  const pending = record.pending;
+  if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
+  const moved: TransactionRecord = {
+    ...withAttempt(settled(record), attempt),
+    gateway_configuration_id: next.configurationId,
+    gateway_name: next.name,
+    error_code: failure.errorType,
+    error_message: failure.message,
+    operations: [
+      ...record.operations,
+      operation("authorization", pending.amount, false, failure.errorType, now),
+    ],
+  };
+  return reserved(moved, "authorization", pending.amount, pending.request_key, {
+    channel: pending.three_d_s?.channel ?? "browser",
+    ...(pending.chained_capture ? { thenCapture: pending.chained_capture.amount } : {}),
+    ...(next.demand ? { demand: next.demand } : {}),
+  });
 }
 
 /**
@@ -774,6 +887,8 @@ export function presentTransaction(record: TransactionRecord) {
     payment_method: paymentMethodOf(record),
     native_apm: record.native_apm ? { state: record.native_apm.state } : null,
     native_apm_response: record.native_apm ? presentNativeApm(record.native_apm) : null,
+    attempts: record.attempts ?? [],
+    routing: record.routing ?? null,
     awaiting_gateway: record.pending?.awaiting_provider_since
       ? {
           operation: record.pending.type,

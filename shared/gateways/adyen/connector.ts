@@ -154,7 +154,11 @@ export function adyenConnector(settings: AdyenSettings): CardConnector {
         channel: "Web",
         shopperInteraction: merchant ? "ContAuth" : "Ecommerce",
         ...(merchant ? { recurringProcessingModel: "UnscheduledCardOnFile" } : {}),
-        authenticationData: { threeDSRequestData: { nativeThreeDS: "disabled" } },
+        authenticationData: {
+          threeDSRequestData: { nativeThreeDS: "disabled" },
+          ...(request.threeDS.demand === "required" && !merchant ? { attemptAuthentication: "always" } : {}),
+          ...(request.threeDS.demand === "dropped" ? { attemptAuthentication: "never" } : {}),
+        },
         additionalData: {
           manualCapture: "true",
           ...(request.incremental ? { authorisationType: "PreAuth" } : {}),

@@ -85,5 +85,6 @@ export function adyenDecline(
     errorType,
     message: DECLINES[errorType].message,
     ...(doNotRetry ? { advice: doNotRetry } : {}),
+    ...(advice ? { merchantAdviceCode: advice } : {}),
   };
 }

@@ -10,8 +10,10 @@ import type {
   OperationOutcome,
   VerifyOutcome,
 } from "../connector.ts";
+import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import { type SandboxLedger, tableLedger } from "./ledger.ts";
 import { decideNativePayment } from "./native-apm.ts";
+import { delayed, listed, type Rehearsal } from "./rehearsal.ts";
 import {
   cardDecision,
   checksFor,
@@ -42,10 +44,20 @@ import { decideThreeDS } from "./three-d-s.ts";
  *
  * What the follow-ups of an approved authorization do (capture, refund, increment of a test card)
  * is carried in the gateway reference it returns: `sandbox.<follow-up behaviour>.<reference>`.
+ *
+ * A configuration's rehearsal settings (`rehearsal.ts`) add an outage, latency, soft declines of
+ * some cards and lost answers on top of what the cards do.
  */
 export function sandboxGateway(
   ledger: SandboxLedger = tableLedger,
+  rehearsal?: Rehearsal,
 ): CardConnector & { nativeApm: NativeApmOperations } {
+  /** Before every operation: the rehearsal's latency, and its outage (nothing is done nor recorded). */
+  const reach = async () => {
+    await delayed(rehearsal);
+    if (rehearsal?.outage) throw new ProviderUnreachable("The sandbox configuration rehearses an outage.");
+  };
+
   /** An amount the provider cannot take is refused as such (a value, not a fault). */
   const invalidAmount = (amount: string, currency: string): Declined | undefined => {
     const problem =
@@ -65,6 +77,13 @@ export function sandboxGateway(
 
   async function decideAuthorization(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
     const checks = checksFor(testCardBehaviour(request.card.number), request.card.cvc !== null);
+    if (rehearsal && listed(rehearsal.softDeclines, request.card.number)) {
+      return {
+        ...declined("card.do-not-honor", "The sandbox configuration rehearses a soft decline of this card."),
+        checks,
+        threeDS: "not-applicable",
+      };
+    }
     const refusedAmount = invalidAmount(request.amount, request.currency);
     if (refusedAmount) return { ...refusedAmount, checks, threeDS: "not-applicable" };
     const behaviour = testCardBehaviour(request.card.number);
@@ -130,15 +149,23 @@ export function sandboxGateway(
   return {
     card: {
       async authorize(request) {
-        return (await ledger.record(
+        await reach();
+        const outcome = (await ledger.record(
           request.scope,
           "authorization",
           request.reference,
           await decideAuthorization(request),
         )) as AuthorizeOutcome;
+        if (rehearsal && listed(rehearsal.unknownOutcomes, request.card.number)) {
+          throw new OutcomeUnknown(
+            "The sandbox configuration rehearses a lost answer (a timeout after sending).",
+          );
+        }
+        return outcome;
       },
 
       async incrementAuthorization(request) {
+        await reach();
         return (await ledger.record(
           request.scope,
           "increment",
@@ -148,6 +175,7 @@ export function sandboxGateway(
       },
 
       async verifyCard(request) {
+        await reach();
         const behaviour = testCardBehaviour(request.card.number);
         const checks = checksFor(behaviour, request.card.cvc !== null);
         const refusal = cardDecision(behaviour, checks, {
@@ -194,6 +222,7 @@ export function sandboxGateway(
     },
 
     async capture(request) {
+      await reach();
       return (await ledger.record(
         request.scope,
         "capture",
@@ -203,6 +232,7 @@ export function sandboxGateway(
     },
 
     async void(request) {
+      await reach();
       parseGatewayReference(request.gatewayReference);
       return (await ledger.record(request.scope, "void", request.reference, {
         status: "approved",
@@ -210,6 +240,7 @@ export function sandboxGateway(
     },
 
     async refund(request) {
+      await reach();
       const refusedAmount = invalidAmount(request.amount, request.currency);
       const outcome: OperationOutcome =
         refusedAmount ??

@@ -26,7 +26,8 @@ export type TestCardBehaviour =
   | "increment-fails"
   | "increment-no-money"
   | "incremented-capture-fails"
-  | "do-not-retry";
+  | "do-not-retry"
+  | { merchantAdviceCode: "03" | "21" };
 
 export const SANDBOX_TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
   "4242424242424242": "success",
@@ -66,6 +67,16 @@ export const SANDBOX_TEST_CARDS: Readonly<Record<string, TestCardBehaviour>> = {
   "4000000000003303": "increment-no-money",
   "4000000000006223": "incremented-capture-fails",
   "5337480000007168": "do-not-retry",
+  // Mastercard declines whose merchant advice code forbids another attempt on the card.
+  "5100000000000032": { merchantAdviceCode: "03" },
+  "5100000000000024": { merchantAdviceCode: "21" },
+  // Routing's card conditions (type and country from the IIN, `shared/cards/iin-table.ts`).
+  "4000056655665556": "success",
+  "5200828282828210": "success",
+  "5105105105105100": "success",
+  "4002760000000009": "success",
+  "4002500000000009": "success",
+  "4008260000000004": "success",
 };
 
 export function testCardBehaviour(number: string): TestCardBehaviour {
@@ -107,6 +118,21 @@ export function cardDecision(
     return {
       ...declined("card.declined", "The issuer declined the card and advises not to try it again."),
       advice: "do-not-retry" satisfies RetryAdvice,
+    };
+  }
+  if (
+    typeof behaviour === "object" &&
+    "merchantAdviceCode" in behaviour &&
+    request.kind === "authorization"
+  ) {
+    const code = behaviour.merchantAdviceCode;
+    return {
+      ...declined(
+        "card.do-not-honor",
+        `The issuer declined the card with merchant advice code ${code}: ${code === "03" ? "do not try again" : "payment cancelled"}.`,
+      ),
+      advice: "do-not-retry" satisfies RetryAdvice,
+      merchantAdviceCode: code,
     };
   }
   if (behaviour === "verification-only" && request.kind === "authorization") {

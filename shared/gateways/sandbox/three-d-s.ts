@@ -41,7 +41,11 @@ export function decideThreeDS(
   scheme: string | null,
   context: ThreeDSContext,
 ): ThreeDSDecision {
-  const requirement = requirementOf(behaviour, initiator);
+  // Dropped: the authorization goes without authentication (no liability shift); required: a
+  // customer-initiated payment authenticates whatever the card (a challenge).
+  const own = context.demand === "dropped" ? "none" : requirementOf(behaviour, initiator);
+  const requirement =
+    own === "none" && context.demand === "required" && initiator === "customer" ? "challenge" : own;
   if (requirement === "none") return { next: "approve", status: "not-applicable" };
   const answer = context.answer;
   if (answer?.kind === "challenge-page" || answer?.kind === "challenge") {

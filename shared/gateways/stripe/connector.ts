@@ -163,6 +163,7 @@ export function stripeConnector(settings: StripeSettings): CardConnector {
         payment_method_options: {
           card: {
             ...(request.scheme ? { network: request.scheme } : {}),
+            ...(request.threeDS.demand === "required" && !merchant ? { request_three_d_secure: "any" } : {}),
             ...(request.incremental ? { request_incremental_authorization: "if_available" } : {}),
             ...(merchant && request.networkTransactionId
               ? { mit_exemption: { network_transaction_id: request.networkTransactionId } }

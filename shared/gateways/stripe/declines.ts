@@ -91,6 +91,7 @@ export function stripeDecline(error: StripeError | null | undefined): Declined {
     errorType,
     message: DECLINES[errorType].message,
     ...(advice ? { advice } : {}),
+    ...(error?.network_advice_code ? { merchantAdviceCode: error.network_advice_code } : {}),
   };
 }
 
