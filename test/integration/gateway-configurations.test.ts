@@ -44,6 +44,7 @@ describe("gateway configurations", () => {
       name: "Sandbox APM",
       enabled: true,
       default_currency: null,
+      currencies: null,
       payment_method: "native-apm",
       native_apm_config: { parameters: [{ key: "email", type: "email", length: null, required: true }] },
       settings: {},

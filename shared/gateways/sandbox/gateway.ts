@@ -77,13 +77,6 @@ export function sandboxGateway(
 
   async function decideAuthorization(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
     const checks = checksFor(testCardBehaviour(request.card.number), request.card.cvc !== null);
-    if (rehearsal && listed(rehearsal.softDeclines, request.card.number)) {
-      return {
-        ...declined("card.do-not-honor", "The sandbox configuration rehearses a soft decline of this card."),
-        checks,
-        threeDS: "not-applicable",
-      };
-    }
     const refusedAmount = invalidAmount(request.amount, request.currency);
     if (refusedAmount) return { ...refusedAmount, checks, threeDS: "not-applicable" };
     const behaviour = testCardBehaviour(request.card.number);
@@ -104,6 +97,14 @@ export function sandboxGateway(
     }
     if (threeDS.next === "decline") {
       return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
+    }
+    // The rehearsal's soft decline comes from the issuer, after any authentication.
+    if (rehearsal && listed(rehearsal.softDeclines, request.card.number)) {
+      return {
+        ...declined("card.do-not-honor", "The sandbox configuration rehearses a soft decline of this card."),
+        checks,
+        threeDS: threeDS.status,
+      };
     }
     return {
       status: "approved",
