@@ -184,6 +184,70 @@ export const tokenSchema = z.strictObject({
   created_at: timestamp,
 });
 
+export const routingExplanationSchema = z
+  .strictObject({
+    decided_by: z.enum(["pinned", "rule", "default"]),
+    rule: z.nullable(z.strictObject({ id: z.string(), name: nullableText, position: z.int() })),
+    rules_version: z.int(),
+    facts: z.strictObject({
+      card_scheme: nullableText,
+      card_type: nullableText,
+      card_country: nullableText,
+      country: nullableText,
+      initiator: z.enum(["customer", "merchant"]),
+    }),
+    split: z.nullable(
+      z.strictObject({
+        weights: z.array(z.strictObject({ gateway_configuration_id: z.string(), weight: z.int() })),
+        drawn: nullableText,
+      }),
+    ),
+    chain: z
+      .array(z.string())
+      .check(z.meta({ description: "The configurations the payment may try, in order" })),
+    skipped: z.array(z.strictObject({ gateway_configuration_id: z.string(), reason: z.string() })),
+    probing: z
+      .array(z.string())
+      .check(z.meta({ description: "Half-open breakers tried only as their probe" })),
+    max_attempts: z.int(),
+    require_three_d_s: z.boolean(),
+    blocked: nullableText,
+    scheme_rules: z.array(z.string()),
+  })
+  .check(
+    z.meta({ description: "Why a card payment went where it went (routing rules, breakers, scheme rules)" }),
+  );
+
+const attemptSchema = z.strictObject({
+  reference: z.string(),
+  gateway_configuration_id: z.string(),
+  gateway_name: z.string(),
+  outcome: z.enum(["approved", "declined", "not-done", "customer-action"]),
+  error_code: nullableText,
+  decline: z.nullable(z.enum(["soft", "hard"])),
+  merchant_advice_code: nullableText,
+  duration_ms: z.nullable(z.int()),
+  cascade: nullableText.check(
+    z.meta({ description: "Whether the payment went on to the next configuration, or why not" }),
+  ),
+  at: timestamp,
+  voided_extra_at: z.optional(z.nullable(timestamp)),
+});
+
+export const routingRulesSchema = z.strictObject({
+  version: z.int(),
+  default_order: z.array(z.string()),
+  rules: z.array(
+    z.looseObject({
+      id: z.string(),
+      name: nullableText,
+      conditions: z.looseObject({}),
+      action: z.looseObject({ type: z.string() }),
+    }),
+  ),
+  updated_at: z.nullable(timestamp),
+});
+
 export const transactionSchema = z.strictObject({
   id: id("`tr_…`"),
   project_id: z.string(),
@@ -249,6 +313,10 @@ export const transactionSchema = z.strictObject({
   payment_method: z.string(),
   native_apm: z.nullable(z.looseObject({ state: z.string() })),
   native_apm_response: z.nullable(nativeApmSchema),
+  attempts: z
+    .array(attemptSchema)
+    .check(z.meta({ description: "The card payment's provider attempts, in order" })),
+  routing: z.nullable(routingExplanationSchema),
   awaiting_gateway: z.nullable(z.strictObject({ operation: z.string(), amount, since: timestamp })).check(
     z.meta({
       description:
@@ -371,6 +439,7 @@ export const gatewayConfigurationSchema = z.strictObject({
   name: nullableText,
   enabled: z.boolean(),
   default_currency: nullableText,
+  currencies: z.nullable(z.array(z.string())),
   payment_method: z.enum(["card", "native-apm"]),
   native_apm_config: z.nullable(z.looseObject({ parameters: z.array(nativeApmParameter) })),
   settings: z.record(z.string(), z.unknown()),
@@ -426,6 +495,8 @@ export const components = {
   Subscription: subscriptionSchema,
   Event: eventSchema,
   GatewayConfiguration: gatewayConfigurationSchema,
+  RoutingRules: routingRulesSchema,
+  RoutingExplanation: routingExplanationSchema,
   ProjectSettings: projectSettingsSchema,
   CustomerAction: customerActionSchema,
   Error: errorSchema,

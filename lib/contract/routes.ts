@@ -13,6 +13,7 @@ import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/sc
 import { nativePaymentInput } from "../../shared/payments/native.ts";
 import { authorizeInput, captureInput, incrementInput, refundInput } from "../../shared/payments/schema.ts";
 import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
+import { rulesInput, simulationInput } from "../../shared/routing/rules.ts";
 import { advanceInput } from "../../shared/sandbox/clock.ts";
 import {
   cancelSubscriptionInput,
@@ -35,6 +36,8 @@ import {
   planSchema,
   projectSettingsSchema,
   refundSchema,
+  routingExplanationSchema,
+  routingRulesSchema,
   subscriptionSchema,
   tokenSchema,
   transactionSchema,
@@ -474,6 +477,36 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     body: configurationInput,
     answer: one("gateway_configuration", gatewayConfigurationSchema),
     example: { name: "Sandbox cards", default_currency: "EUR", settings: { merchant_account: "acme" } },
+  },
+  "GET /routing-rules": {
+    summary: "Get the environment's routing rules",
+    description:
+      "One versioned document: the ordered rules (the first that matches a card payment decides) and the default order of the card configurations.",
+    answer: one("routing_rules", routingRulesSchema),
+  },
+  "PUT /routing-rules": {
+    summary: "Replace the routing rules",
+    description:
+      "Names the `version` it replaces (0 before the first): a change made meanwhile is a 409. Conditions: currencies, amount_min/amount_max, card_schemes, card_types, card_countries, countries, initiator, metadata. Actions: route (a chain), split (weights), block (reason), require_three_d_s.",
+    body: rulesInput,
+    answer: one("routing_rules", routingRulesSchema),
+    example: {
+      version: 0,
+      rules: [
+        {
+          name: "Debit cards to the cheaper acquirer",
+          conditions: { card_types: ["debit"] },
+          action: { type: "route", gateway_configuration_ids: ["gway_conf_…"], max_attempts: 2 },
+        },
+      ],
+    },
+  },
+  "POST /routing-rules/simulate": {
+    summary: "Explain where a hypothetical card payment would go",
+    description: "The routing explanation a payment would get now, without moving money: `card_id` or `iin`.",
+    body: simulationInput,
+    answer: one("routing", routingExplanationSchema),
+    example: { amount: "25.00", currency: "EUR", iin: "424242" },
   },
   "GET /projects/{project_id}": {
     summary: "Get the caller's environment settings",

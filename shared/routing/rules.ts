@@ -1,6 +1,6 @@
 import { CARD_SCHEMES } from "../cards/card-number.ts";
 import { amount } from "../money.ts";
-import { countryCode, currency, integerField, requiredText, text } from "../validation/fields.ts";
+import { countryCode, currency, integerField, metadata, requiredText, text } from "../validation/fields.ts";
 import * as z from "../validation/zod.ts";
 
 /**
@@ -184,6 +184,34 @@ export const rulesInput = z.object({
 });
 
 export type RulesInput = z.output<typeof rulesInput>;
+
+/** `POST /routing-rules/simulate`: a hypothetical card payment. */
+export const simulationInput = z.object({
+  amount,
+  currency,
+  card_id: z.preprocess(
+    (value) => (value === "" || value === null ? undefined : value),
+    z.optional(z.string("must be a card id")),
+  ),
+  iin: z.preprocess(
+    (value) => (value === "" || value === null ? undefined : value),
+    z.optional(
+      z
+        .string("must be the card's first 6 to 8 digits")
+        .check(z.regex(/^\d{6,8}$/, "must be the card's first 6 to 8 digits")),
+    ),
+  ),
+  country: countryCode,
+  initiator: z.preprocess(
+    (value) => (value === "" || value === null ? undefined : value),
+    z.optional(z.enum(["customer", "merchant"], { error: "must be one of customer, merchant" })),
+  ),
+  metadata: z.preprocess((value) => (value === null ? undefined : value), metadata),
+  gateway_configuration_id: z.preprocess(
+    (value) => (value === "" || value === null ? undefined : value),
+    z.optional(z.string("must be a gateway configuration id")),
+  ),
+});
 
 /** `GET /routing-rules`'s answer. */
 export function presentRules(rules: RoutingRules) {

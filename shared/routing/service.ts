@@ -19,6 +19,7 @@ import {
   type RoutingRules,
   type RulesInput,
   rulesInput,
+  simulationInput,
 } from "./rules.ts";
 import { schemeCheck } from "./scheme-rules.ts";
 import { replaceRules, rulesOf } from "./store.ts";
@@ -129,33 +130,6 @@ function checkedRules(fields: RulesInput, configurations: readonly GatewayConfig
   if (problems.length > 0) throw validationFailed("invalid-routing-rules", problems);
   return rules;
 }
-
-const simulationInput = z.object({
-  amount,
-  currency,
-  card_id: z.preprocess(
-    (value) => (value === "" || value === null ? undefined : value),
-    z.optional(z.string("must be a card id")),
-  ),
-  iin: z.preprocess(
-    (value) => (value === "" || value === null ? undefined : value),
-    z.optional(
-      z
-        .string("must be the card's first 6 to 8 digits")
-        .check(z.regex(/^\d{6,8}$/, "must be the card's first 6 to 8 digits")),
-    ),
-  ),
-  country: countryCode,
-  initiator: z.preprocess(
-    (value) => (value === "" || value === null ? undefined : value),
-    z.optional(z.enum(["customer", "merchant"], { error: "must be one of customer, merchant" })),
-  ),
-  metadata: z.preprocess((value) => (value === null ? undefined : value), metadata),
-  gateway_configuration_id: z.preprocess(
-    (value) => (value === "" || value === null ? undefined : value),
-    z.optional(z.string("must be a gateway configuration id")),
-  ),
-});
 
 /**
  * `POST /routing-rules/simulate`: the routing explanation a payment would get now (rules, breakers,

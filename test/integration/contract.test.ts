@@ -318,6 +318,24 @@ describe("the contract against live answers", () => {
     await ok("PUT /gateway-configurations/{gateway_configuration_id}", `/gateway-configurations/${made.id}`, {
       body: { name: "Renamed" },
     });
+    // Routing rules and their simulation (the deleted configuration is not routable).
+    const { routing_rules: rules } = await ok("GET /routing-rules", "/routing-rules");
+    await ok("PUT /routing-rules", "/routing-rules", {
+      body: {
+        version: rules.version,
+        rules: [
+          {
+            id: "eur",
+            conditions: { currencies: ["EUR"] },
+            action: { type: "route", gateway_configuration_ids: [made.id] },
+          },
+        ],
+      },
+    });
+    await ok("POST /routing-rules/simulate", "/routing-rules/simulate", {
+      body: { amount: "10.00", currency: "EUR", iin: "424242" },
+    });
+    await ok("PUT /routing-rules", "/routing-rules", { body: { version: rules.version + 1, rules: [] } });
     await ok(
       "DELETE /gateway-configurations/{gateway_configuration_id}",
       `/gateway-configurations/${made.id}`,
