@@ -13,7 +13,7 @@ import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/sc
 import { nativePaymentInput } from "../../shared/payments/native.ts";
 import { authorizeInput, captureInput, incrementInput, refundInput } from "../../shared/payments/schema.ts";
 import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
-import { rulesInput, simulationInput } from "../../shared/routing/rules.ts";
+import { rulesInput, simulationInput } from "../../shared/routing/schema.ts";
 import { advanceInput } from "../../shared/sandbox/clock.ts";
 import {
   cancelSubscriptionInput,

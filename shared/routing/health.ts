@@ -64,6 +64,7 @@ interface Counted {
  * used as it is while a read in the background replaces it.
  */
 interface CachedCounts {
+  ids: readonly string[];
   counts: Map<string, Counted> | undefined;
   readAt: number;
   reading: Promise<Map<string, Counted>> | undefined;
@@ -138,26 +139,32 @@ function healthOf(entry: Counted, now: number): Health {
   };
 }
 
+function refresh(entry: CachedCounts, ids: readonly string[]): Promise<Map<string, Counted>> {
+  if (entry.reading) return entry.reading;
+  const reading = readCounts(ids);
+  entry.reading = reading;
+  reading
+    .then((counts) => {
+      entry.counts = counts;
+      entry.readAt = Date.now();
+    })
+    .catch((error) => logger.warn("Reading the circuit breakers failed", { error }))
+    .finally(() => {
+      entry.reading = undefined;
+    });
+  return reading;
+}
+
+/**
+ * The counts as this container last read them: a payment waits for a read only when there is none
+ * yet (a container's first payment). A stale view is refreshed beside a call's health count
+ * (`recordHealth`), which runs beside the payment's settlement: never a round trip of its own.
+ */
 async function cached(ids: readonly string[]): Promise<Map<string, Counted>> {
   const key = [...ids].sort().join(",");
-  const entry = cache.get(key) ?? { counts: undefined, readAt: 0, reading: undefined };
+  const entry = cache.get(key) ?? { counts: undefined, readAt: 0, reading: undefined, ids };
   cache.set(key, entry);
-  const now = Date.now();
-  if (entry.counts && now - entry.readAt < CACHE_MS) return entry.counts;
-  if (!entry.reading) {
-    const reading = readCounts(ids);
-    entry.reading = reading;
-    reading
-      .then((counts) => {
-        entry.counts = counts;
-        entry.readAt = Date.now();
-      })
-      .catch((error) => logger.warn("Reading the circuit breakers failed", { error }))
-      .finally(() => {
-        entry.reading = undefined;
-      });
-  }
-  return entry.counts ?? entry.reading;
+  return entry.counts ?? refresh(entry, ids);
 }
 
 /** The breakers of these configurations, as this container last read them (refreshed once a second). */
@@ -226,6 +233,13 @@ export async function recordHealth(
     sum[field] += 1;
     entry.buckets.set(bucket, sum);
   });
+  // A view of this configuration older than a second is read again, beside the count.
+  const refreshing: Promise<unknown>[] = [];
+  for (const entry of cache.values()) {
+    if (entry.counts?.has(configurationId) && Date.now() - entry.readAt >= CACHE_MS) {
+      refreshing.push(refresh(entry, entry.ids).catch(() => undefined));
+    }
+  }
   const counting = dynamo.send(
     new UpdateCommand({
       TableName: config.tableName,
@@ -236,10 +250,14 @@ export async function recordHealth(
     }),
   );
   if (options.probe) {
-    await Promise.all([counting, ok ? close(configurationId, now) : open(configurationId, now, true)]);
+    await Promise.all([
+      counting,
+      ...refreshing,
+      ok ? close(configurationId, now) : open(configurationId, now, true),
+    ]);
     return;
   }
-  await counting;
+  await Promise.all([counting, ...refreshing]);
   if (ok) return;
   const view = viewOf(configurationId, now);
   if (

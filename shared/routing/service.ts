@@ -13,14 +13,8 @@ import { parseInput } from "../validation/parse.ts";
 import * as z from "../validation/zod.ts";
 import { decide, type RoutingExplanation } from "./decide.ts";
 import { breakers } from "./health.ts";
-import {
-  DEFAULT_MAX_ATTEMPTS,
-  type RoutingRule,
-  type RoutingRules,
-  type RulesInput,
-  rulesInput,
-  simulationInput,
-} from "./rules.ts";
+import { DEFAULT_MAX_ATTEMPTS, type RoutingRule, type RoutingRules } from "./rules.ts";
+import { type RulesInput, rulesInput, simulationInput } from "./schema.ts";
 import { schemeCheck } from "./scheme-rules.ts";
 import { replaceRules, rulesOf } from "./store.ts";
 

@@ -248,7 +248,8 @@ async function pay(
         transaction: after.transaction ?? null,
         code: error.errorType,
         message: error.message,
-        doNotRetry: false,
+        // The card scheme forbids another attempt on the card (a Mastercard merchant advice code).
+        doNotRetry: error.errorType === "card.do-not-retry",
       };
     }
   }
