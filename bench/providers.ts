@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { startLocalStack } from "../lib/local/start.ts";
 import { startAdyenDouble } from "../test/doubles/adyen.ts";
 import { startStripeDouble } from "../test/doubles/stripe.ts";
+import { type Json, merchantClient } from "./client.ts";
 import { formatTable, measure } from "./stats.ts";
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 100);
@@ -29,20 +30,7 @@ const dataDir = await mkdtemp(join(tmpdir(), "payment-api-bench-providers-"));
 const stack = await startLocalStack({ port: 0, dataDir, log: () => {} });
 const { createProject } = await import("../shared/projects/project.ts");
 
-type Json = Record<string, unknown>;
-function client(projectId: string, key: string) {
-  const authorization = `Basic ${Buffer.from(`${projectId}:${key}`).toString("base64")}`;
-  return async (method: string, path: string, body?: unknown): Promise<Json> => {
-    const response = await fetch(`${stack.url}${path}`, {
-      method,
-      headers: { authorization, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await response.json()) as Json;
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-}
+const client = (projectId: string, key: string) => merchantClient(stack.url, projectId, key);
 
 /** A sandbox environment whose only card configuration is `gateway`'s. */
 async function environment(gateway: string, settings: Record<string, string>) {

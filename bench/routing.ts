@@ -14,6 +14,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack } from "../lib/local/start.ts";
+import { type Json, merchantClient } from "./client.ts";
 import { formatTable, percentile } from "./stats.ts";
 
 const PAYMENTS = Number(process.env.BENCH_SPLIT_PAYMENTS ?? 1000);
@@ -23,20 +24,8 @@ const stack = await startLocalStack({ port: 0, dataDir, log: () => {} });
 const { createProject } = await import("../shared/projects/project.ts");
 const { routePayment } = await import("../shared/routing/route.ts");
 
-// biome-ignore lint/suspicious/noExplicitAny: the answers' JSON, read field by field
-type Json = Record<string, any>;
 const project = await createProject("Bench routing");
-const authorization = `Basic ${Buffer.from(`${project.sandbox.project_id}:${project.sandbox.private_key}`).toString("base64")}`;
-async function send(method: string, path: string, body?: unknown): Promise<Json> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = (await response.json()) as Json;
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const send = merchantClient(stack.url, project.sandbox.project_id, project.sandbox.private_key);
 
 async function inParallel<T>(count: number, work: (index: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);

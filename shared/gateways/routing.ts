@@ -5,39 +5,13 @@ import type { PaymentMethod } from "./catalogue.ts";
 import type { GatewayConfiguration } from "./configuration.ts";
 import type { PaymentConnector } from "./connector.ts";
 import { connectGateway } from "./connectors.ts";
-import { cachedConfigurations, cachedGatewaySetup, readConfigurations } from "./store.ts";
+import { cachedConfigurations, readConfigurations } from "./store.ts";
 
 /**
- * Which configuration, and so which connector, a payment goes through. Reads the environment's
- * configurations through the container's cache (`store.ts`).
+ * A payment's configuration by its id (or the reference a request names), and its connector. Which
+ * configuration a new card payment goes through is routing's decision (`shared/routing`). Reads the
+ * environment's configurations through the container's cache (`store.ts`).
  */
-
-const usable = (configuration: GatewayConfiguration) =>
-  configuration.enabled && configuration.deleted_at === null;
-
-/**
- * The configuration a card verification (a customer token's) goes through: the first enabled card
- * configuration in the environment's default order (`shared/routing`), else its oldest.
- */
-export async function cardGatewayConfiguration(scope: Scope): Promise<GatewayConfiguration> {
-  const setup = await cachedGatewaySetup(scope);
-  const order = (setup.routing?.default_order as string[] | undefined) ?? [];
-  const rank = (configuration: GatewayConfiguration) => {
-    const position = order.indexOf(configuration.id);
-    return position === -1 ? order.length : position;
-  };
-  const found = setup.configurations
-    .filter((configuration) => configuration.payment_method === "card" && usable(configuration))
-    .sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1))[0];
-  if (!found) {
-    throw new ApiError(
-      400,
-      "gateway.not-configured",
-      "No enabled card gateway is configured for this project.",
-    );
-  }
-  return found;
-}
 
 /**
  * The configuration of a payment made earlier (deleted or disabled since, it still serves that

@@ -26,7 +26,7 @@ import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../th
 import { threeDSChannelOf } from "../three-d-s/schema.ts";
 import { parseInput } from "../validation/parse.ts";
 import { cancelAutoCapture, scheduleAutoCapture } from "./auto-capture.ts";
-import { answered, nextStep, noCascade, routed, schemeStateOf } from "./cascade.ts";
+import { answered, nextStep, noCascade, routed } from "./cascade.ts";
 import {
   ATTEMPTS,
   type CallResult,
@@ -508,12 +508,11 @@ async function runAuthorization(
       const explanation = record.routing;
       const why = explanation
         ? noCascade(record, result, {
-            attemptsMade:
-              (record.attempts ?? []).filter((kept) => tried.has(kept.gateway_configuration_id)).length + 1,
+            attemptsMade: tried.size,
             explanation,
             dropLiabilityShift: options.dropLiabilityShift,
             overrideMacBlocking: options.overrideMacBlocking,
-            scheme: schemeStateOf(source),
+            scheme: source.card,
             declinedNow: attempt.outcome === "declined" ? [...declinedNow, attempt.at] : declinedNow,
             now,
           })

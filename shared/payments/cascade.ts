@@ -52,15 +52,6 @@ const blocked = (explanation: RoutingExplanation) =>
     `The payment was blocked by routing rule ${explanation.rule?.id ?? ""}: ${explanation.blocked}.`,
   );
 
-/** The card's retry state as the schemes' rules read it. */
-export function schemeStateOf(source: Source): SchemeState {
-  return {
-    scheme: source.card.scheme,
-    declined_at: source.card.declined_at,
-    merchant_advice_block: source.card.merchant_advice_block ?? null,
-  };
-}
-
 /**
  * Routes a new authorization of the invoice with the source: the card schemes' retry rules first
  * (refused before any provider is reached), then the decision, then the first configuration of
@@ -74,7 +65,7 @@ export async function routed(
   transactionId: string,
 ): Promise<PaymentRoute> {
   const check = schemeCheck(
-    schemeStateOf(source),
+    source.card,
     { overrideMacBlocking: options.overrideMacBlocking, declinedNow: [] },
     nowIn(caller.environment),
   );

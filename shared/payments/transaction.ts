@@ -431,15 +431,9 @@ export function cascaded(
   const pending = record.pending;
   if (!pending) throw new Error(`Transaction ${record.id} has no reserved operation`);
   const moved: TransactionRecord = {
-    ...withAttempt(settled(record), attempt),
+    ...withAttempt(failedAttempt(record, failure, now), attempt),
     gateway_configuration_id: next.configurationId,
     gateway_name: next.name,
-    error_code: failure.errorType,
-    error_message: failure.message,
-    operations: [
-      ...record.operations,
-      operation("authorization", pending.amount, false, failure.errorType, now),
-    ],
   };
   return reserved(moved, "authorization", pending.amount, pending.request_key, {
     channel: pending.three_d_s?.channel ?? "browser",

@@ -65,10 +65,6 @@ export interface RoutingExplanation {
   scheme_rules: string[];
 }
 
-export interface Decision {
-  explanation: RoutingExplanation;
-}
-
 /** Whether a payment meets every condition of a rule. */
 export function matches(rule: RoutingRule, facts: PaymentFacts): boolean {
   const c = rule.conditions;

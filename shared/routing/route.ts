@@ -1,8 +1,10 @@
 import { clock } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
 import type { Scope } from "../db/keys.ts";
-import { cachedGatewaySetup } from "../gateways/store.ts";
-import { type Decision, decide, needsCountry, type PaymentFacts } from "./decide.ts";
+import type { GatewayConfiguration } from "../gateways/configuration.ts";
+import { cachedGatewaySetup, type GatewaySetup } from "../gateways/store.ts";
+import { ApiError } from "../http/errors.ts";
+import { decide, needsCountry, type PaymentFacts, type RoutingExplanation } from "./decide.ts";
 import { breakers } from "./health.ts";
 import { rulesOf } from "./store.ts";
 
@@ -26,21 +28,16 @@ export interface RouteInput {
   pinned: string | null;
 }
 
-export async function routePayment(input: RouteInput): Promise<Decision["explanation"]> {
+export async function routePayment(input: RouteInput): Promise<RoutingExplanation> {
   const setup = await cachedGatewaySetup(input.scope);
-  const rules = rulesOf(setup);
-  const cards = setup.configurations.filter((configuration) => configuration.payment_method === "card");
-  const health = await breakers(cards.map((configuration) => configuration.id));
   const shippingCountry = input.invoice.shipping?.country_code ?? null;
   const country =
     shippingCountry ??
-    (needsCountry(rules) && input.invoice.customer_id
+    (needsCountry(rulesOf(setup)) && input.invoice.customer_id
       ? ((await findCustomer(input.scope, input.invoice.customer_id))?.country_code ?? null)
       : null);
-  return decide(
-    rules,
-    setup.configurations,
-    health,
+  return decideIn(
+    setup,
     {
       transactionId: input.transactionId,
       amount: input.invoice.amount,
@@ -50,6 +47,48 @@ export async function routePayment(input: RouteInput): Promise<Decision["explana
       initiator: input.initiator,
       metadata: input.invoice.metadata,
     },
-    { pinned: input.pinned, now: clock.now().getTime() },
+    input.pinned,
   );
+}
+
+/** The decision for a payment in an environment's gateway setup, with its card configurations' breakers. */
+export async function decideIn(
+  setup: GatewaySetup,
+  facts: PaymentFacts,
+  pinned: string | null,
+): Promise<RoutingExplanation> {
+  const cards = setup.configurations
+    .filter((configuration) => configuration.payment_method === "card")
+    .map((configuration) => configuration.id);
+  return decide(rulesOf(setup), setup.configurations, await breakers(cards), facts, {
+    pinned,
+    now: clock.now().getTime(),
+  });
+}
+
+/**
+ * The configuration a card verification (a customer token's) goes through: the first enabled card
+ * configuration in the environment's default order, else its oldest.
+ */
+export async function verificationConfiguration(scope: Scope): Promise<GatewayConfiguration> {
+  const setup = await cachedGatewaySetup(scope);
+  const order = rulesOf(setup).default_order;
+  const rank = (configuration: GatewayConfiguration) => {
+    const position = order.indexOf(configuration.id);
+    return position === -1 ? order.length : position;
+  };
+  const found = setup.configurations
+    .filter(
+      (configuration) =>
+        configuration.payment_method === "card" && configuration.enabled && configuration.deleted_at === null,
+    )
+    .sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1))[0];
+  if (!found) {
+    throw new ApiError(
+      400,
+      "gateway.not-configured",
+      "No enabled card gateway is configured for this project.",
+    );
+  }
+  return found;
 }

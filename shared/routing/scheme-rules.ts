@@ -19,11 +19,8 @@ export const BLOCKING_ADVICE_CODES: readonly string[] = ["03", "21"];
 export const VISA_REATTEMPTS = 15;
 export const VISA_WINDOW_MS = 30 * 24 * 3600 * 1000;
 
-export interface SchemeState {
-  scheme: string | null;
-  declined_at?: string[] | undefined;
-  merchant_advice_block?: Card["merchant_advice_block"];
-}
+/** What the rules read of a card: its scheme and its retry history (a stored `Card` is one). */
+export type SchemeState = Pick<Card, "scheme" | "declined_at" | "merchant_advice_block">;
 
 export interface SchemeCheck {
   /** Why the attempt may not be made; undefined when it may. */

@@ -7,12 +7,10 @@ import { forgetConfigurations, readGatewaySetup } from "../gateways/store.ts";
 import type { Caller } from "../http/auth.ts";
 import { conflict, type InvalidField, invalidField, notFound, validationFailed } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
-import { amount, amountProblemIn, compareAmounts } from "../money.ts";
-import { countryCode, currency, metadata } from "../validation/fields.ts";
+import { amountProblemIn, compareAmounts } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
-import * as z from "../validation/zod.ts";
-import { decide, type RoutingExplanation } from "./decide.ts";
-import { breakers } from "./health.ts";
+import type { RoutingExplanation } from "./decide.ts";
+import { decideIn } from "./route.ts";
 import { DEFAULT_MAX_ATTEMPTS, type RoutingRule, type RoutingRules } from "./rules.ts";
 import { type RulesInput, rulesInput, simulationInput } from "./schema.ts";
 import { schemeCheck } from "./scheme-rules.ts";
@@ -152,11 +150,8 @@ export async function simulateRouting(caller: Caller, input: unknown): Promise<R
   ) {
     throw notFound("gateway-configuration", fields.gateway_configuration_id);
   }
-  const cards = setup.configurations.filter((configuration) => configuration.payment_method === "card");
-  const explanation = decide(
-    rulesOf(setup),
-    setup.configurations,
-    await breakers(cards.map((configuration) => configuration.id)),
+  const explanation = await decideIn(
+    setup,
     {
       transactionId: newId("transaction"),
       amount: fields.amount,
@@ -166,17 +161,9 @@ export async function simulateRouting(caller: Caller, input: unknown): Promise<R
       initiator: fields.initiator ?? "customer",
       metadata: fields.metadata ?? {},
     },
-    { pinned, now: clock.now().getTime() },
+    pinned,
   );
-  const check = schemeCheck(
-    {
-      scheme: card.scheme,
-      declined_at: card.declined_at,
-      merchant_advice_block: card.merchant_advice_block ?? null,
-    },
-    { overrideMacBlocking: false, declinedNow: [] },
-    nowIn(caller.environment),
-  );
+  const check = schemeCheck(card, { overrideMacBlocking: false, declinedNow: [] }, nowIn(caller.environment));
   explanation.scheme_rules.push(...check.notes);
   return explanation;
 }

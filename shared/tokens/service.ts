@@ -26,11 +26,12 @@ import type {
 } from "../gateways/connector.ts";
 import { OutcomeUnknown, ProviderUnreachable } from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
-import { cardGatewayConfiguration, connectorOf } from "../gateways/routing.ts";
+import { connectorOf } from "../gateways/routing.ts";
 import type { Caller, CredentialKind } from "../http/auth.ts";
 import { ApiError, busy, conflict, notFound } from "../http/errors.ts";
 import { isId, newId } from "../ids.ts";
 import { logger } from "../observability/logger.ts";
+import { verificationConfiguration } from "../routing/route.ts";
 import {
   attemptOf,
   openRound,
@@ -413,7 +414,7 @@ async function verify(
   card: Awaited<ReturnType<typeof usableCard>>,
   options: { scheme: string | null; threeDS?: ThreeDSContext },
 ): Promise<{ configuration: GatewayConfiguration; outcome: VerifyOutcome }> {
-  const configuration = await cardGatewayConfiguration(caller.projectId);
+  const configuration = await verificationConfiguration(caller.projectId);
   const credentials = await cardCredentials(card.card, card.secrets);
   const connector = await connectorOf(configuration);
   if (!connector.card) throw new Error(`Gateway configuration ${configuration.id} takes no cards`);
