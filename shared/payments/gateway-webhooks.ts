@@ -14,6 +14,7 @@ import { findInvoice } from "../invoices/store.ts";
 import { logger } from "../observability/logger.ts";
 import { findEnvironment } from "../projects/environment.ts";
 import { events, inProgress } from "./core.ts";
+import { voidExtraApprovals } from "./extra-approvals.ts";
 import { settleGatewayDecision } from "./recovery.ts";
 import { commitTransition, findGatewayPayment, findTransactionRecord, transitionWrite } from "./store.ts";
 import { refundFailed } from "./transaction.ts";
@@ -116,6 +117,9 @@ async function apply(
   if (effect.kind === "settle") {
     const outcome = await settleGatewayDecision(scope, transactionId, effect.operation);
     logger.info("Gateway webhook applied", { transaction_id: transactionId, outcome });
+    // An authorization the payment had moved away from may have been approved after all.
+    if (!effect.operation || effect.operation.type === "authorization")
+      await voidExtraApprovals(scope, transactionId);
     return outcome === "busy" ? "busy" : "done";
   }
   return recordRefundFailure(scope, transactionId, effect.refundId);
@@ -153,7 +157,8 @@ async function recordRefundFailure(
 /**
  * `PUT /invoices/{invoice_id}/sync-with-psp`: asks the provider where the invoice's payment stands
  * and settles what we had missed: an operation left reserved (its answer lost, or awaited from the
- * provider's webhook) is settled from the provider's record now. A request settling it at this
+ * provider's webhook) is settled from the provider's record now, and an attempt a cascade left that
+ * its provider approved late is voided there (`extra-approvals.ts`). A request settling it at this
  * very moment makes it a 409 (try again in a moment); nothing reserved leaves the payment as it is.
  */
 export async function syncWithProvider(caller: Caller, invoiceId: string): Promise<void> {
@@ -162,6 +167,8 @@ export async function syncWithProvider(caller: Caller, invoiceId: string): Promi
   const transactionId = found.invoice.transaction_id;
   if (!transactionId) return;
   const outcome = await settleGatewayDecision(caller.projectId, transactionId);
+  // An attempt the payment moved on from, approved late: voided at its provider.
+  await voidExtraApprovals(caller.projectId, transactionId);
   if (outcome === "busy") throw inProgress(transactionId);
   if (outcome === "unknown") {
     throw new ApiError(

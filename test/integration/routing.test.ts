@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
+import { tableLedger } from "../../shared/gateways/sandbox/ledger.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { decide } from "../../shared/routing/decide.ts";
@@ -616,4 +617,46 @@ describe("money rules through a cascade", () => {
       ).toBe(approved);
     }
   }, 120_000);
+
+  it("an approval a provider records after the payment moved on is voided there and recorded", async () => {
+    const { client, sandbox } = await environment("Late approval");
+    const first = await configuration(client, "First");
+    await setRules(client, {
+      rules: [{ id: "chain", action: { type: "route", gateway_configuration_ids: [first, sandbox] } }],
+    });
+    // Fault injection: the first provider approves but the connection breaks before its answer, and
+    // its lookup is not yet consistent (it finds nothing): the payment cascades and the next approves.
+    const record = tableLedger.record.bind(tableLedger);
+    vi.spyOn(tableLedger, "record").mockImplementationOnce(async (...args) => {
+      await record(...args);
+      throw new Error("Connection reset after the provider processed the request");
+    });
+    vi.spyOn(tableLedger, "find").mockResolvedValueOnce(undefined);
+    const paid = await pay(client, "4242424242424242");
+    vi.restoreAllMocks();
+    expect(paid.transaction).toMatchObject({ status: "authorized", gateway_configuration_id: sandbox });
+    const [left, approved] = paid.transaction.attempts as [Attempt, Attempt];
+    expect(left).toMatchObject({ gateway_configuration_id: first, outcome: "not-done" });
+    expect(approved).toMatchObject({ gateway_configuration_id: sandbox, outcome: "approved" });
+    // Two providers hold an approval now; asking them where the payment stands voids the extra one.
+    expect(await approvalsAtProviders(paid.transaction.project_id, paid.transaction.attempts)).toBe(2);
+    const synced = await client.put(`/invoices/${paid.invoiceId}/sync-with-psp`, {});
+    expect(synced.status, JSON.stringify(synced.body)).toBe(200);
+    const after = (await client.get(`/invoices/${paid.invoiceId}/transactions`)).body.transaction;
+    expect(after.status).toBe("authorized");
+    expect(after.attempts[0].voided_extra_at).toEqual(expect.stringMatching(/^\d{4}-/));
+    expect(after.attempts[1].voided_extra_at ?? null).toBeNull();
+    const voided = await sandboxConnector.lookup({
+      scope: paid.transaction.project_id,
+      kind: "void",
+      reference: `${left.reference}-void`,
+      gatewayReference: null,
+      providerState: null,
+    });
+    expect(voided).toEqual({ status: "found", outcome: { status: "approved" } });
+    // Asked again, nothing more is voided.
+    await client.put(`/invoices/${paid.invoiceId}/sync-with-psp`, {});
+    const again = (await client.get(`/invoices/${paid.invoiceId}/transactions`)).body.transaction;
+    expect(again.attempts[0].voided_extra_at).toBe(after.attempts[0].voided_extra_at);
+  });
 });
