@@ -3,10 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { clock } from "../../shared/clock.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { type AdyenDouble, CAPTURE_FAILS_HOLDER, startAdyenDouble, THREE_DS_CARD } from "../doubles/adyen.ts";
-import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { api, useInProcessApi } from "../e2e/harness.ts";
 import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
-import { payOnlyThrough } from "../support/gateways.ts";
+import { type ProviderEnvironment, providerEnvironment, providerInvoice } from "../support/gateways.ts";
 
 /**
  * Issue 19: card payments through the `adyen` connector, against the project's stateful double of
@@ -32,28 +32,16 @@ afterEach(async () => {
   await adyen.deliverNotifications();
 });
 
-interface Environment {
-  client: Client;
-  browser: Client;
-  scope: string;
-  configurationId: string;
-}
+type Environment = ProviderEnvironment;
 
 async function adyenEnvironment(): Promise<Environment> {
-  const project = await createProject("Adyen merchant");
-  const client = api(local.url, project.sandbox);
-  const configurationId = await payOnlyThrough(client, "adyen", {
+  const env = await providerEnvironment(local.url, "Adyen merchant", "adyen", {
     api_key: "AQEyhmfxLI3MaBFLw0m/n3Q5qf3VaY9UCJ14XWZE03G",
     merchant_account: "AcmeECOM",
     hmac_key: HMAC_KEY,
   });
-  adyen.setWebhook(`${local.url}/gateway-webhooks/${configurationId}`, HMAC_KEY);
-  return {
-    client,
-    browser: api(local.url, { project_id: project.sandbox.project_id, private_key: "" }),
-    scope: project.sandbox.project_id,
-    configurationId,
-  };
+  adyen.setWebhook(`${local.url}/gateway-webhooks/${env.configurationId}`, HMAC_KEY);
+  return env;
 }
 
 async function card(env: Environment, options: { number?: string; name?: string } = {}): Promise<string> {
@@ -67,16 +55,7 @@ async function card(env: Environment, options: { number?: string; name?: string 
   return body.card.id;
 }
 
-async function invoice(env: Environment, fields: Record<string, unknown> = {}): Promise<string> {
-  const { body } = await env.client.post("/invoices", {
-    name: "Order",
-    amount: "10.00",
-    currency: "EUR",
-    return_url: "https://shop.example/done",
-    ...fields,
-  });
-  return body.invoice.id;
-}
+const invoice = providerInvoice;
 
 const transactionOf = async (env: Environment, invoiceId: string) =>
   (await env.client.get(`/invoices/${invoiceId}/transactions`)).body.transaction;

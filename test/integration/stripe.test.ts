@@ -4,10 +4,10 @@ import { clock } from "../../shared/clock.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
-import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { api, useInProcessApi } from "../e2e/harness.ts";
 import { killedAtTransaction } from "../support/crash.ts";
 import { eventNamesOfTransaction } from "../support/events.ts";
-import { payOnlyThrough } from "../support/gateways.ts";
+import { type ProviderEnvironment, providerEnvironment, providerInvoice } from "../support/gateways.ts";
 
 /**
  * Issue 19: card payments through the `stripe` connector, against the project's stateful double of
@@ -43,27 +43,14 @@ async function recoverLater(scope: string) {
   return report;
 }
 
-interface Environment {
-  client: Client;
-  browser: Client;
-  scope: string;
-  configurationId: string;
-}
+type Environment = ProviderEnvironment;
 
-/** A sandbox environment paying by card through Stripe only (its sandbox card configuration disabled). */
 async function stripeEnvironment(): Promise<Environment> {
-  const project = await createProject("Stripe merchant");
-  const client = api(local.url, project.sandbox);
-  const configurationId = await payOnlyThrough(client, "stripe", {
+  const env = await providerEnvironment(local.url, "Stripe merchant", "stripe", {
     secret_key: "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
     webhook_secret: "whsec_test",
   });
-  return {
-    client,
-    browser: api(local.url, { project_id: project.sandbox.project_id, private_key: "" }),
-    scope: project.sandbox.project_id,
-    configurationId,
-  };
+  return env;
 }
 
 async function card(env: Environment, number = "4242424242424242"): Promise<string> {
@@ -71,17 +58,7 @@ async function card(env: Environment, number = "4242424242424242"): Promise<stri
   return body.card.id;
 }
 
-async function invoice(env: Environment, fields: Record<string, unknown> = {}): Promise<string> {
-  const { status, body } = await env.client.post("/invoices", {
-    name: "Order",
-    amount: "10.00",
-    currency: "EUR",
-    return_url: "https://shop.example/done",
-    ...fields,
-  });
-  expect(status).toBe(200);
-  return body.invoice.id;
-}
+const invoice = providerInvoice;
 
 describe("a Stripe gateway configuration", () => {
   it("takes a test key in a sandbox, a live key in live, and never returns either", async () => {
