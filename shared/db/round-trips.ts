@@ -44,14 +44,18 @@ export function noRoundTrips(): RoundTrips {
 /**
  * Runs a call to a payment provider: the DynamoDB commands it sends (the sandbox gateway's own
  * records) count as the provider's, apart from the API's, as a real provider's HTTP call would.
+ * The caller waits on the provider meanwhile: an API command sent while it is in flight (a
+ * breaker's count beside a chained capture) is not a wait of its own.
  */
 export async function asProviderCall<T>(call: () => Promise<T>): Promise<T> {
   const trips = meter.getStore();
   if (!trips) return call();
   const provider = noRoundTrips();
+  trips.inFlight += 1;
   try {
     return await meter.run(provider, call);
   } finally {
+    trips.inFlight -= 1;
     trips.providerCalls += provider.calls;
   }
 }

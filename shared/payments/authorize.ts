@@ -498,7 +498,8 @@ async function runAuthorization(
         throw error;
       }
       const now = nowIn(caller.environment);
-      health.push(countHealth(configurationId, answered(result), probe));
+      // The breaker's count goes beside the write that follows (the settlement or the cascade's).
+      const count = () => health.push(countHealth(configurationId, answered(result), probe));
       const attempt = providerAttemptOf(
         record,
         "notDone" in result ? result : result.outcome,
@@ -524,11 +525,13 @@ async function runAuthorization(
           ...attempt,
           cascade: attempt.outcome === "approved" ? null : (why ?? "no configuration left in the chain"),
         };
-        return await settled(
+        const settling = settled(
           { record: withAttempt(record, ended), version: held.version },
           result,
           connector,
         );
+        count();
+        return await settling;
       }
       // The cascade: this attempt recorded, the next configuration reserved, in one write.
       if (attempt.outcome === "declined") declinedNow.push(attempt.at);
@@ -552,7 +555,7 @@ async function runAuthorization(
       // them (dropped if the card was anonymized meanwhile).
       const declined =
         "outcome" in result ? (result.outcome as Declined & { checks: CheckResults }) : undefined;
-      await commitSettlement(
+      const committing = commitSettlement(
         held,
         [transitionWrite(held, moved, { status: record.status, pending: pending.id })],
         declined && record.card_id
@@ -567,6 +570,8 @@ async function runAuthorization(
             ]
           : [],
       );
+      count();
+      await committing;
       logger.info("Payment cascaded to the next gateway configuration", {
         transaction_id: record.id,
         from: configurationId,

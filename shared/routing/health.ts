@@ -11,8 +11,8 @@ import { logger } from "../observability/logger.ts";
  * A circuit breaker per gateway configuration, shared by every Lambda container through the table.
  *
  * Each provider call's health (answered, or failed: unreachable, a fault, no answer) is counted in
- * 10-second buckets (`ADD`, one write per call, spread over four shard items so that no item takes
- * a peak's every write). The breaker **opens** when, over the last 30 seconds since it last closed,
+ * 10-second buckets (`ADD`, one write per call, spread over four shards, each its own partition key,
+ * so that no partition takes a peak's every write). The breaker **opens** when, over the last 30 seconds since it last closed,
  * at least 5 calls were made and half or more failed; routing then skips the configuration. After
  * `BREAKER_OPEN_MS` (30 s) it is **half-open**: one payment at a time may go through it as a probe
  * (claimed by a conditional write, for 10 s); the probe's success closes it, its failure opens it
@@ -72,12 +72,14 @@ interface CachedCounts {
 
 const cache = new Map<string, CachedCounts>();
 
-const pk = (configurationId: string) => `health#${configurationId}`;
+/** Each shard is a partition key of its own: a peak's counts spread over four partitions. */
 const bucketKey = (configurationId: string, bucket: number, shard: number): ItemKey => ({
-  pk: pk(configurationId),
-  sk: `b#${bucket}#${shard}`,
+  pk: `health#${configurationId}#${shard}`,
+  sk: `b#${bucket}`,
 });
-const stateKey = (configurationId: string): ItemKey => ({ pk: pk(configurationId), sk: "state" });
+const stateKey = (configurationId: string): ItemKey => ({ pk: `health#${configurationId}`, sk: "state" });
+/** The configuration an item of the breakers counts for (`health#<id>` or `health#<id>#<shard>`). */
+const configurationOf = (item: Record<string, unknown>) => String(item.pk).split("#")[1] ?? "";
 const bucketOf = (ms: number) => Math.floor(ms / BUCKET_MS);
 
 function windowBuckets(now: number): number[] {
@@ -99,8 +101,7 @@ async function readCounts(ids: readonly string[]): Promise<Map<string, Counted>>
     ids.map((id) => [id, { buckets: new Map(), openedAt: null, closedAt: 0, probeUntil: 0 }]),
   );
   for (const item of items) {
-    const id = String(item.pk).slice("health#".length);
-    const entry = counted.get(id);
+    const entry = counted.get(configurationOf(item));
     if (!entry) continue;
     if (item.sk === "state") {
       entry.openedAt = typeof item.opened_at === "number" ? item.opened_at : null;
@@ -108,7 +109,7 @@ async function readCounts(ids: readonly string[]): Promise<Map<string, Counted>>
       entry.probeUntil = Number(item.probe_until ?? 0);
       continue;
     }
-    const bucket = Number(String(item.sk).split("#")[1]);
+    const bucket = Number(String(item.sk).slice("b#".length));
     const sum = entry.buckets.get(bucket) ?? { ok: 0, failed: 0 };
     sum.ok += Number(item.ok ?? 0);
     sum.failed += Number(item.failed ?? 0);
