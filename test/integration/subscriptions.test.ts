@@ -382,10 +382,14 @@ describe("dunning", () => {
     ]);
   });
 
-  it("cancels at once when the issuer advises not to retry", async () => {
+  it.each([
+    ["the issuer advises not to retry", "5337480000007168"],
+    // Issue 20: the card scheme's rule, the same for a renewal as for any payment.
+    ["a Mastercard merchant advice code 03 forbids retries", "5100000000000032"],
+  ])("cancels at once when %s", async (_why, number) => {
     const env = await environment();
     await env.client.post("/plans", { ...monthlyWithTrial, trial_period: "2d" });
-    const { customerId, cardId } = await customerWithCard(env, "5337480000007168");
+    const { customerId, cardId } = await customerWithCard(env, number);
     const id = (
       await env.client.post("/subscriptions", { customer_id: customerId, plan_id: "monthly", source: cardId })
     ).body.subscription.id;
