@@ -11,8 +11,9 @@ import { logger } from "../observability/logger.ts";
  * A circuit breaker per gateway configuration, shared by every Lambda container through the table.
  *
  * Each provider call's health (answered, or failed: unreachable, a fault, no answer) is counted in
- * 10-second buckets (`ADD`, one write per call, spread over four shards, each its own partition key,
- * so that no partition takes a peak's every write). The breaker **opens** when, over the last 30 seconds since it last closed,
+ * 10-second buckets (`ADD`: a failure at once, answers together at most once a second per
+ * container, over four shards, each its own partition key, so that no partition takes a peak's
+ * every write). The breaker **opens** when, over the last 30 seconds since it last closed,
  * at least 5 calls were made and half or more failed; routing then skips the configuration. After
  * `BREAKER_OPEN_MS` (30 s) it is **half-open**: one payment at a time may go through it as a probe
  * (claimed by a conditional write, for 10 s); the probe's success closes it, its failure opens it
@@ -215,10 +216,18 @@ export async function claimProbe(configurationId: string, health: Health): Promi
   }
 }
 
+/** Answers a container counted and has not written yet, per configuration (failures go at once). */
+const unwritten = new Map<string, { ok: number; failed: number; since: number }>();
+/** How long a container keeps answers before writing them: one write a second under load. */
+const FLUSH_MS = 1_000;
+
 /**
  * Counts a provider call's health (`ok`: the provider answered, approving or declining), and moves
  * the breaker: a probe's outcome closes or reopens it; a failure that brings the window over the
- * threshold opens it. One write per call, plus one when the breaker moves.
+ * threshold opens it. Answers are written together, at most once a second per configuration and
+ * container (with the next call after that second); a failure or a probe is written at once, with
+ * the answers kept so far. A container that ends keeps its last second of answers unwritten: the
+ * other containers may then see a failure rate that much higher.
  */
 export async function recordHealth(
   configurationId: string,
@@ -227,13 +236,17 @@ export async function recordHealth(
 ): Promise<void> {
   const now = clock.now().getTime();
   const bucket = bucketOf(now);
-  const shard = Math.floor(Math.random() * SHARDS);
   const field = ok ? "ok" : "failed";
   locally(configurationId, (entry) => {
     const sum = entry.buckets.get(bucket) ?? { ok: 0, failed: 0 };
     sum[field] += 1;
     entry.buckets.set(bucket, sum);
   });
+  const counts = unwritten.get(configurationId) ?? { ok: 0, failed: 0, since: now };
+  counts[field] += 1;
+  unwritten.set(configurationId, counts);
+  if (ok && !options.probe && now - counts.since < FLUSH_MS) return;
+  unwritten.delete(configurationId);
   // A view of this configuration older than a second is read again, beside the count.
   const refreshing: Promise<unknown>[] = [];
   for (const entry of cache.values()) {
@@ -244,10 +257,14 @@ export async function recordHealth(
   const counting = dynamo.send(
     new UpdateCommand({
       TableName: config.tableName,
-      Key: bucketKey(configurationId, bucket, shard),
-      UpdateExpression: `ADD #count :one SET #expires = :expires`,
-      ExpressionAttributeNames: { "#count": field, "#expires": TABLE.ttlAttribute },
-      ExpressionAttributeValues: { ":one": 1, ":expires": Math.floor(now / 1000) + KEEP_SECONDS },
+      Key: bucketKey(configurationId, bucket, Math.floor(Math.random() * SHARDS)),
+      UpdateExpression: "ADD #ok :ok, #failed :failed SET #expires = :expires",
+      ExpressionAttributeNames: { "#ok": "ok", "#failed": "failed", "#expires": TABLE.ttlAttribute },
+      ExpressionAttributeValues: {
+        ":ok": counts.ok,
+        ":failed": counts.failed,
+        ":expires": Math.floor(now / 1000) + KEEP_SECONDS,
+      },
     }),
   );
   if (options.probe) {

@@ -490,6 +490,42 @@ describe("the circuit breaker", () => {
   });
 });
 
+describe("the breaker's counts", () => {
+  it("are written once a second for answers, at once for a failure", async () => {
+    const { client, sandbox } = await environment("Breaker counts");
+    const down = await configuration(client, "Down", { outage: "true" });
+    const card = (await client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 }))
+      .body.card;
+    await payWith(client, card.id);
+    const send = dynamo.send.bind(dynamo);
+    const counted: string[] = [];
+    vi.spyOn(dynamo, "send").mockImplementation(((command: {
+      constructor: { name: string };
+      input: { Key?: { pk?: string } };
+    }) => {
+      const pk = command.input.Key?.pk ?? "";
+      if (
+        command.constructor.name === "UpdateCommand" &&
+        pk.startsWith("health#") &&
+        pk.split("#").length === 3
+      )
+        counted.push(pk.split("#")[1] as string);
+      return send(command as never);
+    }) as never);
+    // Answers within the second (the clock held still): kept, not written one by one.
+    vi.spyOn(clock, "now").mockReturnValue(new Date());
+    for (let i = 0; i < 3; i++) await payWith(client, card.id);
+    expect(counted.filter((id) => id === sandbox).length).toBeLessThanOrEqual(1);
+    // A failure: written with the payment that met it.
+    await setRules(client, {
+      rules: [{ id: "chain", action: { type: "route", gateway_configuration_ids: [down, sandbox] } }],
+    });
+    const before = counted.filter((id) => id === down).length;
+    await payWith(client, card.id);
+    expect(counted.filter((id) => id === down).length).toBe(before + 1);
+  });
+});
+
 describe("the card schemes' retry rules", () => {
   it("a Mastercard merchant advice code 03 stops further attempts on the card, unless override_mac_blocking", async () => {
     const { client, sandbox } = await environment("MAC 03");
