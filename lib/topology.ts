@@ -354,6 +354,9 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/routing-rules", handler: "routing-rules/get", table: "read" },
   { method: "PUT", path: "/routing-rules", handler: "routing-rules/replace", table: "write" },
   { method: "POST", path: "/routing-rules/simulate", handler: "routing-rules/simulate", table: "read" },
+  // Products (shared/products): reusable priced payment links.
+  // Payouts (shared/payouts): what providers paid out, matched to transactions.
+  // Exports (shared/exports): layouts, background exports, SFTP delivery.
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },

@@ -482,6 +482,12 @@ export const errorSchema = z
   .check(z.meta({ description: "Every error: a non-2xx status and this body" }));
 
 /** The component name of each schema the document refers to by name. */
+// Products
+
+// Payouts
+
+// Exports
+
 export const components = {
   Project: projectSchema,
   Card: cardSchema,
@@ -500,4 +506,7 @@ export const components = {
   ProjectSettings: projectSettingsSchema,
   CustomerAction: customerActionSchema,
   Error: errorSchema,
+  // Products
+  // Payouts
+  // Exports
 } as const;

@@ -508,6 +508,9 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     answer: one("routing", routingExplanationSchema),
     example: { amount: "25.00", currency: "EUR", iin: "424242" },
   },
+  // Products
+  // Payouts
+  // Exports
   "GET /projects/{project_id}": {
     summary: "Get the caller's environment settings",
     answer: one("project", projectSettingsSchema),
