@@ -82,6 +82,7 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "PUT", path: "/invoices/{invoice_id}", handler: "invoices/update", table: "write" },
   { method: "DELETE", path: "/invoices/{invoice_id}", handler: "invoices/delete", table: "write" },
   { method: "POST", path: "/cards", handler: "cards/create", table: "write", cardVault: "seal" },
+  { method: "GET", path: "/cards", handler: "cards/list", table: "read" },
   { method: "GET", path: "/cards/{card_id}", handler: "cards/get", table: "read" },
   { method: "PUT", path: "/cards/{card_id}", handler: "cards/update", table: "write", cardVault: "seal" },
   { method: "DELETE", path: "/cards/{card_id}", handler: "cards/delete", table: "write" },
@@ -162,6 +163,14 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/transactions",
     table: "read",
   },
+  // The invoice's customer, as the client libraries read and set it (shared/invoices/customer.ts).
+  { method: "GET", path: "/invoices/{invoice_id}/customers", handler: "invoices/customer", table: "read" },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/customers",
+    handler: "invoices/assign-customer",
+    table: "write",
+  },
   // Native APM payments (shared/payments/native.ts): each step may open the configuration's secrets.
   {
     method: "POST",
@@ -185,6 +194,8 @@ export const routes: readonly RouteDeclaration[] = [
     cardVault: "open",
   },
   { method: "GET", path: "/transactions", handler: "transactions/list", table: "read" },
+  // The same list, its options in a JSON body, as the client libraries send it.
+  { method: "POST", path: "/transactions", handler: "transactions/search", table: "read" },
   { method: "GET", path: "/transactions/{transaction_id}", handler: "transactions/get", table: "read" },
   {
     method: "POST",
@@ -349,6 +360,12 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "gateway-configurations/create",
     table: "write",
     cardVault: "seal",
+  },
+  {
+    method: "GET",
+    path: "/gateways/{gateway_name}/gateway-configurations",
+    handler: "gateway-configurations/list-of-gateway",
+    table: "read",
   },
   // Routing rules (shared/routing): one versioned document per environment, and its simulation.
   { method: "GET", path: "/routing-rules", handler: "routing-rules/get", table: "read" },

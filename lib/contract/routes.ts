@@ -169,6 +169,13 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     example: { number: "4242424242424242", exp_month: 12, exp_year: 2030, cvc2: "123" },
   },
   "GET /cards/{card_id}": { summary: "Get a card", answer: one("card", cardSchema) },
+  "GET /cards": {
+    summary: "List cards",
+    description:
+      "The environment's cards that can still pay, newest first (a deleted card is anonymized and gone).",
+    listing: true,
+    answer: page("cards", cardSchema),
+  },
   "PUT /cards/{card_id}": {
     summary: "Give a card a new CVC or preferred scheme",
     description:
@@ -266,6 +273,21 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     expand: "transaction",
     answer: success({ transaction: z.nullable(transactionSchema) }),
   },
+  "GET /invoices/{invoice_id}/customers": {
+    summary: "Get an invoice's customer",
+    description: "A 404 when the invoice has none.",
+    expand: "customer",
+    answer: one("customer", customerSchema),
+  },
+  "POST /invoices/{invoice_id}/customers": {
+    summary: "Set an invoice's customer",
+    description:
+      "Before any payment is attempted (then a 409), as `PUT /invoices/{id}` with `customer_id` would; answers the customer.",
+    body: z.object({ customer_id: z.string() }),
+    expand: "customer",
+    answer: one("customer", customerSchema),
+    example: { customer_id: "cust_…" },
+  },
   "POST /invoices/{invoice_id}/native-payment": {
     credentials: "project-id",
     summary: "Take a step of a native APM payment",
@@ -289,6 +311,14 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   },
   "GET /transactions": {
     summary: "List transactions",
+    listing: true,
+    expand: "transaction",
+    answer: page("transactions", transactionSchema),
+  },
+  "POST /transactions": {
+    summary: "List transactions (options in the body)",
+    description:
+      "The list `GET /transactions` answers, for the client libraries that send its options (`limit`, `order`, `start_after`, `end_before`, `expand`) in a JSON body.",
     listing: true,
     expand: "transaction",
     answer: page("transactions", transactionSchema),
@@ -477,6 +507,18 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     body: configurationInput,
     answer: one("gateway_configuration", gatewayConfigurationSchema),
     example: { name: "Sandbox cards", default_currency: "EUR", settings: { merchant_account: "acme" } },
+  },
+  "GET /gateways/{gateway_name}/gateway-configurations": {
+    summary: "List the configurations of one gateway",
+    description:
+      "As `GET /gateway-configurations`, restricted to one gateway (`sandbox`, `stripe`, `adyen`); an unknown gateway is a 404.",
+    listing: true,
+    query: z.object({
+      filter: z.optional(z.enum(["native-alternative-payment-methods", "card-payments"])),
+      with_disabled: flag,
+      expand_merchant_accounts: flag,
+    }),
+    answer: page("gateway_configurations", gatewayConfigurationSchema),
   },
   "GET /routing-rules": {
     summary: "Get the environment's routing rules",

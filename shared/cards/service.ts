@@ -1,3 +1,4 @@
+import type { PageRequest } from "../db/listing.ts";
 import type { TransactItem } from "../db/transactions.ts";
 import type { CardCredentials } from "../gateways/connector.ts";
 import type { Caller } from "../http/auth.ts";
@@ -7,7 +8,7 @@ import { isId, newId } from "../ids.ts";
 import { type Card, type CardSecrets, isUsable, newCard, type PresentedCard, presentCard } from "./card.ts";
 import { normalizeCardNumber, schemeOfIin } from "./card-number.ts";
 import { parseCardChange, parseCardInput } from "./schema.ts";
-import { anonymizeCard, changeCard, findCard, insertCard } from "./store.ts";
+import { anonymizeCard, changeCard, findCard, insertCard, listCards } from "./store.ts";
 import { cardVault } from "./vault.ts";
 
 /**
@@ -62,6 +63,12 @@ export async function getCard(caller: Caller, id: string): Promise<PresentedCard
   const found = isId("card", id) ? await findCard(caller.projectId, id) : undefined;
   if (!found || found.card.anonymized_at !== null) throw notFound("card", id);
   return presentCard(found.card);
+}
+
+/** `GET /cards`: the environment's cards that can still pay (an anonymized card is gone). */
+export async function pageOfCards(caller: Caller, page: PageRequest) {
+  const result = await listCards(caller.projectId, page);
+  return { ...result, items: result.items.map((card) => presentCard(card)) };
 }
 
 /**

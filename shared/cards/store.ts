@@ -3,14 +3,17 @@ import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { batchGet } from "../db/batch.ts";
 import { dynamo } from "../db/client.ts";
+import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
-import { type TransactItem, transactWrite } from "../db/transactions.ts";
+import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
+import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import type { CheckResults } from "../gateways/connector.ts";
 import type { Card, CardSecrets } from "./card.ts";
 
 /**
  * Table access for cards. A card is one item (`keys.resource`, type `card`) holding the card's
- * public fields and its sealed secrets (`number_sealed`, `cvc_sealed`); cards are not listed.
+ * public fields and its sealed secrets (`number_sealed`, `cvc_sealed`). Usable cards are listed and
+ * counted (`GET /cards`); anonymizing one takes it out of the listing and the count.
  *
  * Using a card as a payment source: read it with `findCard` (consistent) and check `isUsable`,
  * then put `cardUsableCheck` (or `cardCheckedWrite`, for the first authorization or verification,
@@ -26,7 +29,7 @@ const USABLE_NAMES = { "#type": "type", "#anonymized_at": "anonymized_at" };
 const USABLE_VALUES = { ":card": ENTITY, ":null": "NULL" };
 
 function fromItem(item: Record<string, unknown>): { card: Card; secrets: CardSecrets } {
-  const { pk, sk, type, version, number_sealed, cvc_sealed, ...card } = item;
+  const { pk, sk, gsi1pk, gsi1sk, type, version, number_sealed, cvc_sealed, ...card } = item;
   return {
     card: card as unknown as Card,
     secrets: {
@@ -47,6 +50,7 @@ export async function insertCard(
         TableName: config.tableName,
         Item: {
           ...keys.resource(card.project_id, card.id),
+          ...keys.listing(card.project_id, ENTITY, card.id),
           type: ENTITY,
           version: 1,
           ...card,
@@ -56,6 +60,7 @@ export async function insertCard(
         ConditionExpression: "attribute_not_exists(pk)",
       },
     },
+    countChange(card.project_id, ENTITY, 1),
     ...alsoWrite,
   ]);
 }
@@ -202,36 +207,47 @@ export function cardCheckedWrite(
  */
 export async function anonymizeCard(scope: Scope, id: string, now: Date): Promise<boolean> {
   try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: config.tableName,
-        Key: keys.resource(scope, id),
-        UpdateExpression:
-          "SET #anonymized_at = :now, #name = :no_name, #metadata = :no_metadata, #version = #version + :one " +
-          "REMOVE #number_sealed, #cvc_sealed",
-        ConditionExpression: USABLE,
-        ExpressionAttributeNames: {
-          ...USABLE_NAMES,
-          "#name": "name",
-          "#metadata": "metadata",
-          "#version": "version",
-          "#number_sealed": "number_sealed",
-          "#cvc_sealed": "cvc_sealed",
+    await transactWrite([
+      {
+        Update: {
+          TableName: config.tableName,
+          Key: keys.resource(scope, id),
+          UpdateExpression:
+            "SET #anonymized_at = :now, #name = :no_name, #metadata = :no_metadata, #version = #version + :one " +
+            "REMOVE #number_sealed, #cvc_sealed, #gsi1pk, #gsi1sk",
+          ConditionExpression: USABLE,
+          ExpressionAttributeNames: {
+            ...USABLE_NAMES,
+            "#name": "name",
+            "#metadata": "metadata",
+            "#version": "version",
+            "#number_sealed": "number_sealed",
+            "#cvc_sealed": "cvc_sealed",
+            "#gsi1pk": "gsi1pk",
+            "#gsi1sk": "gsi1sk",
+          },
+          ExpressionAttributeValues: {
+            ...USABLE_VALUES,
+            ":now": now.toISOString(),
+            ":no_name": null,
+            ":no_metadata": {},
+            ":one": 1,
+          },
         },
-        ExpressionAttributeValues: {
-          ...USABLE_VALUES,
-          ":now": now.toISOString(),
-          ":no_name": null,
-          ":no_metadata": {},
-          ":one": 1,
-        },
-      }),
-    );
+      },
+      countChange(scope, ENTITY, -1),
+    ]);
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (failedConditions(error)?.includes(0)) return false;
     throw error;
   }
+}
+
+/** A page of the environment's usable cards, newest first unless asked otherwise (public fields only). */
+export async function listCards(scope: Scope, page: PageRequest): Promise<Page<Card>> {
+  const result = await queryPage(scope, ENTITY, page);
+  return { ...result, items: result.items.map((found) => fromItem(found).card) };
 }
 
 /** What `PUT /cards/{id}` changes: a new CVC (sealed; its check pending again), the preferred scheme. */

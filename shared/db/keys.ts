@@ -8,7 +8,18 @@ import type { CredentialKind } from "../http/auth.ts";
 export type Scope = string;
 
 /** Entities listed through the listing index; each keeps its own count. */
-export type ListedEntity = "customer" | "invoice" | "event" | "transaction" | "plan" | "subscription";
+export type ListedEntity =
+  | "customer"
+  | "invoice"
+  | "event"
+  | "transaction"
+  | "plan"
+  | "subscription"
+  | "payout"
+  | "card"
+  | "product"
+  | "export_layout"
+  | "export";
 
 /** The primary key of an item. */
 export interface ItemKey {
@@ -39,6 +50,13 @@ export const keys = {
   /** An environment's routing rules: beside its configurations, read with them (`gatewaySetupPrefix`). */
   routingRules: (scope: Scope) => ({ pk: scope, sk: "gateway-routing" }),
   gatewaySetupPrefix: "gateway-",
+  /**
+   * Which export layout is the default of its type in an environment (`shared/exports`): one item per
+   * type, so that making a layout the default replaces the previous one in one conditional write.
+   */
+  exportLayoutDefault: (scope: Scope, type: string): ItemKey => ({ pk: `${scope}#export-layout-default`, sk: type }),
+  /** An environment's SFTP settings (where its automatic exports are delivered), secrets sealed. */
+  sftpSettings: (scope: Scope): ItemKey => ({ pk: scope, sk: "sftp-settings" }),
   /** A top-level resource (customer, invoice, …) addressed by its id. */
   resource: (scope: Scope, id: string) => ({ pk: `${scope}#${id}`, sk: "resource" }),
   /**
@@ -134,6 +152,19 @@ export const keys = {
     pk: `${scope}#gateway-notification#${configurationId}#${reference}`,
     sk: event,
   }),
+  /**
+   * A money movement the sandbox gateway settled (a capture, a refund, a chargeback), written in the
+   * transaction that settles it: one partition per environment and business day, so the day's
+   * close reads the day in one query (`shared/payouts/settlement.ts`).
+   */
+  settlementLine: (scope: Scope, day: string, lineId: string): ItemKey => ({
+    pk: keys.settlementDay(scope, day),
+    sk: `line#${lineId}`,
+  }),
+  settlementDay: (scope: Scope, day: string) => `${scope}#settlement#${day}`,
+  /** An item of a payout, in its payout's partition (`keys.resource` of the payout), by id. */
+  payoutItem: (scope: Scope, payoutId: string, itemId: string): ItemKey =>
+    keys.child(scope, payoutId, "payout-item", itemId),
   /**
    * A job of the local scheduler (`shared/scheduling/table.ts`; EventBridge Scheduler keeps them in
    * AWS), addressed by its schedule name, which is unique across environments (derived from an id).

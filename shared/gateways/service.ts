@@ -34,6 +34,8 @@ export const LIST_FILTERS = {
 
 export interface ListOptions {
   filter?: PaymentMethod;
+  /** Only the configurations of this gateway (`GET /gateways/{name}/gateway-configurations`). */
+  gatewayName?: string;
   withDisabled: boolean;
   expandGateway: boolean;
 }
@@ -47,11 +49,15 @@ export function readListFilter(value: unknown): PaymentMethod | undefined {
 }
 
 export async function pageOfConfigurations(caller: Caller, page: PageRequest, options: ListOptions) {
+  if (options.gatewayName !== undefined && !gatewayNamed(options.gatewayName)) {
+    throw notFound("gateway", options.gatewayName);
+  }
   const shown = (await readConfigurations(caller.projectId)).filter(
     (configuration) =>
       configuration.deleted_at === null &&
       (options.withDisabled || configuration.enabled) &&
-      (options.filter === undefined || configuration.payment_method === options.filter),
+      (options.filter === undefined || configuration.payment_method === options.filter) &&
+      (options.gatewayName === undefined || configuration.gateway_name === options.gatewayName),
   );
   const result = pageOfList(shown, page);
   return { ...result, items: result.items.map((item) => presentConfiguration(item, options.expandGateway)) };
