@@ -67,6 +67,9 @@ export type SchedulerAccess = "schedule" | "cancel";
 const PUBLIC_DOCUMENTATION =
   "the API's own description (the OpenAPI document and the reference page rendering it) is public: it is generated from the code and holds no data of any project.";
 
+const PRODUCT_LINK =
+  "the shopper opens a product's payment link without credentials; the link's key (192 random bits, kept on the product) is what shows the product and makes an invoice of its price (nothing else), and paying that invoice takes the public key like any payment page.";
+
 const THREE_DS_PAGE =
   "the shopper's browser opens the 3DS challenge page without credentials; the unguessable token in the path (192 random bits) selects the one open challenge it may answer, once.";
 
@@ -372,6 +375,32 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "PUT", path: "/routing-rules", handler: "routing-rules/replace", table: "write" },
   { method: "POST", path: "/routing-rules/simulate", handler: "routing-rules/simulate", table: "read" },
   // Products (shared/products): reusable priced payment links.
+  { method: "POST", path: "/products", handler: "products/create", table: "write" },
+  { method: "GET", path: "/products", handler: "products/list", table: "read" },
+  { method: "GET", path: "/products/{product_id}", handler: "products/get", table: "read" },
+  { method: "PUT", path: "/products/{product_id}", handler: "products/update", table: "write" },
+  { method: "DELETE", path: "/products/{product_id}", handler: "products/delete", table: "write" },
+  {
+    method: "POST",
+    path: "/products/{product_id}/invoices",
+    handler: "products/create-invoice",
+    table: "write",
+  },
+  // A product's payment link: the page (a GET makes nothing), and its button, which makes the invoice.
+  {
+    method: "GET",
+    path: "/pay/{project_id}/{product_id}",
+    handler: "products/pay-page",
+    table: "read",
+    unauthenticated: PRODUCT_LINK,
+  },
+  {
+    method: "POST",
+    path: "/pay/{project_id}/{product_id}",
+    handler: "products/pay",
+    table: "write",
+    unauthenticated: PRODUCT_LINK,
+  },
   // Payouts (shared/payouts): what providers paid out, matched to transactions.
   // Exports (shared/exports): layouts, background exports, SFTP delivery.
   // Reading a project may give an environment created before signing secrets its secret (a write).

@@ -21,6 +21,8 @@ export const ID_PREFIXES = {
   gatewayConfiguration: "gway_conf_",
   /** A routing rule the merchant gave no id of its own. */
   routingRule: "rule_",
+  /** A product: a reusable priced payment link (`shared/products`). */
+  product: "prod_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

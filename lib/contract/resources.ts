@@ -483,6 +483,23 @@ export const errorSchema = z
 
 /** The component name of each schema the document refers to by name. */
 // Products
+export const productSchema = z.strictObject({
+  id: id("prod_…"),
+  project_id: z.string(),
+  url: z
+    .string()
+    .check(
+      z.meta({ description: "The payment link: each visit makes a new invoice and opens its checkout page" }),
+    ),
+  name: z.string(),
+  amount,
+  currency: z.string(),
+  metadata: dictionary,
+  return_url: nullableText,
+  cancel_url: nullableText,
+  sandbox: z.boolean(),
+  created_at: timestamp,
+});
 
 // Payouts
 
@@ -507,6 +524,7 @@ export const components = {
   CustomerAction: customerActionSchema,
   Error: errorSchema,
   // Products
+  Product: productSchema,
   // Payouts
   // Exports
 } as const;

@@ -13,6 +13,7 @@ import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/sc
 import { nativePaymentInput } from "../../shared/payments/native.ts";
 import { authorizeInput, captureInput, incrementInput, refundInput } from "../../shared/payments/schema.ts";
 import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
+import { createProductInput, updateProductInput } from "../../shared/products/schema.ts";
 import { rulesInput, simulationInput } from "../../shared/routing/schema.ts";
 import { advanceInput } from "../../shared/sandbox/clock.ts";
 import {
@@ -34,6 +35,7 @@ import {
   invoiceSchema,
   nativeApmSchema,
   planSchema,
+  productSchema,
   projectSettingsSchema,
   refundSchema,
   routingExplanationSchema,
@@ -551,6 +553,54 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     example: { amount: "25.00", currency: "EUR", iin: "424242" },
   },
   // Products
+  "POST /products": {
+    summary: "Create a product (a reusable payment link)",
+    body: createProductInput,
+    answer: one("product", productSchema),
+    example: { name: "Gold membership", amount: "19.90", currency: "EUR" },
+  },
+  "GET /products": { summary: "List products", listing: true, answer: page("products", productSchema) },
+  "GET /products/{product_id}": { summary: "Get a product", answer: one("product", productSchema) },
+  "PUT /products/{product_id}": {
+    summary: "Update a product",
+    description: "Invoices made from the product before keep what they copied.",
+    body: updateProductInput,
+    answer: one("product", productSchema),
+  },
+  "DELETE /products/{product_id}": {
+    summary: "Delete a product",
+    description: "Its payment link stops working; invoices made from it stay.",
+    answer: done,
+  },
+  "POST /products/{product_id}/invoices": {
+    summary: "Make an invoice from a product",
+    description: "A new invoice of the product's name, amount, currency, metadata and URLs (an empty body).",
+    expand: "invoice",
+    answer: one("invoice", invoiceSchema),
+  },
+  "GET /pay/{project_id}/{product_id}": {
+    summary: "A product's payment link",
+    description:
+      "The product's `url`: a page with the product and a Pay button; opening it makes nothing (link previews and crawlers fetch links). Its `key` (in the `url` only) opens it; no credentials.",
+    query: z.object({
+      key: z.string().check(z.meta({ description: "The link's key, from the product's `url`" })),
+    }),
+    answer: { kind: "document", contentType: "text/html", description: "The product's page" },
+  },
+  "POST /pay/{project_id}/{product_id}": {
+    summary: "Pay a product's link: a new invoice, then its checkout page",
+    description:
+      "What the link page's button posts (`key`, and `visit`: the same visit posted again goes to the same invoice). Answers 303 to the new invoice's checkout page; no credentials.",
+    body: z.object({
+      key: z.string().check(z.meta({ description: "The link's key, from the product's `url`" })),
+      visit: z.optional(z.string().check(z.meta({ description: "The visit's value, from the link page" }))),
+    }),
+    answer: {
+      kind: "document",
+      contentType: "text/html",
+      description: "A 303 to the invoice's checkout page",
+    },
+  },
   // Payouts
   // Exports
   "GET /projects/{project_id}": {

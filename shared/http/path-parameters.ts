@@ -39,6 +39,7 @@ export const PATH_PARAMETERS = {
   refund_id: id("refund"),
   event_id: id("event"),
   subscription_id: id("subscription"),
+  product_id: id("product"),
   /** An environment's id: `proj_…` or `test-proj_…`. */
   project_id: { pattern: ENVIRONMENT_PROJECT_ID_PATTERN, resource: "project" },
   /**

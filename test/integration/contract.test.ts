@@ -377,6 +377,25 @@ describe("the contract against live answers", () => {
       `/subscriptions/${subscription.id}?cancel_at_end=true`,
     );
 
+    // Products: a reusable payment link, its invoices, and its link's page and button.
+    const { product } = await ok("POST /products", "/products", {
+      body: { name: "Gold", amount: "19.90", currency: "EUR", metadata: { sku: "G" } },
+    });
+    await ok("GET /products", "/products");
+    await ok("GET /products/{product_id}", `/products/${product.id}`);
+    await ok("PUT /products/{product_id}", `/products/${product.id}`, { body: { name: "Gold plus" } });
+    await ok("POST /products/{product_id}/invoices", `/products/${product.id}/invoices?expand=project`, {
+      body: {},
+    });
+    const link = new URL(product.url);
+    await ok("GET /pay/{project_id}/{product_id}", `${link.pathname}${link.search}`, { credentials: "none" });
+    await ok("POST /pay/{project_id}/{product_id}", link.pathname, {
+      body: `key=${link.searchParams.get("key")}`,
+      form: true,
+      credentials: "none",
+    });
+    await ok("DELETE /products/{product_id}", `/products/${product.id}`);
+
     // Events, webhooks and the project's settings.
     await ok("PUT /projects/{project_id}", `/projects/${sandboxId}`, {
       body: { webhook_url: "" },
