@@ -4,6 +4,7 @@
  * its handler in `functions/<handler>.ts`, which exports `handler`.
  */
 import { DOCS_ASSET_FILES } from "../shared/docs/assets.ts";
+import { EXPORT_ITEM_TYPE, EXPORT_QUEUE_URL_VARIABLE } from "../shared/exports/names.ts";
 import { JOB_RETRY, JOB_TARGET_VARIABLES, type ScheduledJobKind } from "../shared/scheduling/port.ts";
 import { RESEND_TYPE } from "../shared/webhooks/delivery.ts";
 import { MAX_ATTEMPTS } from "../shared/webhooks/schedule.ts";
@@ -64,6 +65,12 @@ export interface RouteDeclaration {
 
 export type SchedulerAccess = "schedule" | "cancel";
 
+/**
+ * What a function may do with export files (`shared/exports/storage`): `write` creates them and reads
+ * them back (to deliver them by SFTP). Functions without it get no access to the export bucket.
+ */
+export type ExportFilesAccess = "write";
+
 const PUBLIC_DOCUMENTATION =
   "the API's own description (the OpenAPI document and the reference page rendering it) is public: it is generated from the code and holds no data of any project.";
 
@@ -121,7 +128,8 @@ export const routes: readonly RouteDeclaration[] = [
   },
   // Payments (shared/payments): authorize and capture open the card to send it to the gateway; every
   // payment route may open its gateway configuration's secret settings (a provider's API key).
-  // Authorize schedules the capture of `auto_capture_at`; capture and void cancel it.
+  // Authorize schedules the capture of `auto_capture_at`; capture and void cancel it. A route that may
+  // settle a sandbox capture or refund schedules its day's close (shared/payouts/settlement.ts).
   {
     method: "POST",
     path: "/invoices/{invoice_id}/authorize",
@@ -136,7 +144,7 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/capture",
     table: "write",
     cardVault: "open",
-    scheduler: "cancel",
+    scheduler: "schedule",
   },
   {
     method: "POST",
@@ -144,6 +152,7 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/increment-authorization",
     cardVault: "open",
     table: "write",
+    scheduler: "schedule",
   },
   {
     method: "POST",
@@ -159,6 +168,7 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/refund",
     table: "write",
     cardVault: "open",
+    scheduler: "schedule",
   },
   {
     method: "GET",
@@ -181,6 +191,7 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/native-payment",
     table: "write",
     cardVault: "open",
+    scheduler: "schedule",
   },
   {
     method: "GET",
@@ -195,6 +206,7 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "invoices/sync-with-psp",
     table: "write",
     cardVault: "open",
+    scheduler: "schedule",
   },
   { method: "GET", path: "/transactions", handler: "transactions/list", table: "read" },
   // The same list, its options in a JSON body, as the client libraries send it.
@@ -206,6 +218,7 @@ export const routes: readonly RouteDeclaration[] = [
     handler: "transactions/refunds/create",
     cardVault: "open",
     table: "write",
+    scheduler: "schedule",
   },
   {
     method: "GET",
@@ -263,6 +276,9 @@ export const routes: readonly RouteDeclaration[] = [
   },
   // The one catalogue of decline codes (shared/gateways/declines.ts).
   { method: "GET", path: "/error-codes", handler: "error-codes/list", table: "read" },
+  // The activity log (shared/activities): who changed the environment's setup, what, when.
+  { method: "GET", path: "/activities", handler: "activities/list", table: "read" },
+  { method: "GET", path: "/activities/{activity_id}", handler: "activities/get", table: "read" },
   { method: "GET", path: "/events", handler: "events/list", table: "read" },
   { method: "GET", path: "/events/{event_id}", handler: "events/get", table: "read" },
   { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },
@@ -402,7 +418,67 @@ export const routes: readonly RouteDeclaration[] = [
     unauthenticated: PRODUCT_LINK,
   },
   // Payouts (shared/payouts): what providers paid out, matched to transactions.
+  { method: "GET", path: "/payouts", handler: "payouts/list", table: "read" },
+  { method: "GET", path: "/payouts/{payout_id}", handler: "payouts/get", table: "read" },
+  { method: "DELETE", path: "/payouts/{payout_id}", handler: "payouts/delete", table: "write" },
+  { method: "GET", path: "/payouts/{payout_id}/items", handler: "payouts/items", table: "read" },
   // Exports (shared/exports): layouts, background exports, SFTP delivery.
+  { method: "GET", path: "/exports/layouts", handler: "exports/layouts/list", table: "read" },
+  { method: "POST", path: "/exports/layouts", handler: "exports/layouts/create", table: "write" },
+  {
+    method: "GET",
+    path: "/exports/layouts/default/{export_type}",
+    handler: "exports/layouts/default",
+    table: "read",
+  },
+  {
+    method: "GET",
+    path: "/exports/layouts/options/{export_type}",
+    handler: "exports/layouts/options",
+    table: "read",
+  },
+  {
+    method: "GET",
+    path: "/exports/layouts/{export_layout_id}",
+    handler: "exports/layouts/get",
+    table: "read",
+  },
+  {
+    method: "PUT",
+    path: "/exports/layouts/{export_layout_id}",
+    handler: "exports/layouts/update",
+    table: "write",
+  },
+  {
+    method: "DELETE",
+    path: "/exports/layouts/{export_layout_id}",
+    handler: "exports/layouts/delete",
+    table: "write",
+  },
+  // An export is recorded pending; the table's stream queues its run (`exportRuns` below).
+  { method: "POST", path: "/exports", handler: "exports/create", table: "write" },
+  { method: "GET", path: "/exports", handler: "exports/list", table: "read" },
+  { method: "GET", path: "/exports/{export_id}", handler: "exports/get", table: "read" },
+  // Where automatic exports are delivered: setting them seals the password or private key.
+  {
+    method: "GET",
+    path: "/projects/{project_id}/sftp-settings",
+    handler: "sftp-settings/get",
+    table: "read",
+  },
+  {
+    method: "PUT",
+    path: "/projects/{project_id}/sftp-settings",
+    handler: "sftp-settings/update",
+    table: "write",
+    cardVault: "seal",
+  },
+  {
+    method: "DELETE",
+    path: "/projects/{project_id}/sftp-settings",
+    handler: "sftp-settings/delete",
+    table: "write",
+  },
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },
@@ -543,6 +619,19 @@ export const queues = {
     maxReceiveCount: MAX_ATTEMPTS,
     deadLetterRetentionSeconds: 14 * DAY_SECONDS,
   },
+  /**
+   * One message per requested export's run (`shared/exports/queue.ts`), sent by the stream consumer
+   * when the export is recorded. A run that fails comes back after the visibility timeout (6 times
+   * the worker's 15 minutes), 5 times, then the message moves to the dead-letter queue (an alarm).
+   */
+  exportRuns: {
+    id: "ExportRuns",
+    urlVariable: EXPORT_QUEUE_URL_VARIABLE,
+    visibilityTimeoutSeconds: 6 * 900,
+    retentionSeconds: 4 * DAY_SECONDS,
+    maxReceiveCount: 5,
+    deadLetterRetentionSeconds: 14 * DAY_SECONDS,
+  },
 } as const satisfies Record<string, QueueDeclaration>;
 
 export type QueueName = keyof typeof queues;
@@ -576,6 +665,8 @@ export interface QueueWorkerDeclaration {
   maxConcurrency: number;
   timeoutSeconds: number;
   table: readonly TableAction[];
+  /** Writes export files (the stage's export bucket; a folder locally): `shared/exports/storage`. */
+  exportFiles?: ExportFilesAccess;
 }
 
 export const streamConsumers: readonly StreamConsumerDeclaration[] = [
@@ -589,6 +680,18 @@ export const streamConsumers: readonly StreamConsumerDeclaration[] = [
     table: ["GetItem", "PutItem", "UpdateItem"],
     sendsTo: ["webhookDeliveries"],
   },
+  {
+    // A requested export, once recorded, becomes a queued run (the daily exports run in the daily close).
+    handler: "exports/enqueue",
+    filter: {
+      eventName: ["INSERT"],
+      dynamodb: { NewImage: { type: { S: [EXPORT_ITEM_TYPE] }, origin: { S: ["request"] } } },
+    },
+    batchSize: 100,
+    timeoutSeconds: 30,
+    table: [],
+    sendsTo: ["exportRuns"],
+  },
 ];
 
 export const queueWorkers: readonly QueueWorkerDeclaration[] = [
@@ -600,6 +703,17 @@ export const queueWorkers: readonly QueueWorkerDeclaration[] = [
     timeoutSeconds: 30,
     // Reads deliveries and signing secrets (creating a missing one); writes attempts and delivery states.
     table: ["GetItem", "PutItem", "UpdateItem"],
+  },
+  {
+    // Streams an export's rows as CSV into the export files (the stage's bucket).
+    handler: "exports/run",
+    queue: "exportRuns",
+    batchSize: 1,
+    maxConcurrency: 2,
+    timeoutSeconds: 900,
+    // Takes and finishes the export (conditional updates), reads its rows a page at a time.
+    table: ["GetItem", "UpdateItem", "Query"],
+    exportFiles: "write",
   },
 ];
 
@@ -619,6 +733,8 @@ export interface ScheduledJobDeclaration {
   cardVault?: CardVaultAccess;
   /** Lets the job schedule (or cancel) one-time jobs, as the routes' `scheduler`. */
   scheduler?: SchedulerAccess;
+  /** Writes export files, as the queue workers' `exportFiles`. */
+  exportFiles?: ExportFilesAccess;
   /** Attempts and age before a failing job is given up to the dead-letter queue. */
   retry: { maximumAttempts: number; maximumEventAgeSeconds: number };
 }
@@ -635,6 +751,8 @@ export const scheduledJobs = {
     timeoutSeconds: 30,
     table: "write",
     cardVault: "open",
+    // A sandbox capture schedules its day's close (shared/payouts/settlement.ts).
+    scheduler: "schedule",
     retry: JOB_RETRY,
   },
   /**
@@ -649,6 +767,22 @@ export const scheduledJobs = {
     table: "write",
     cardVault: "open",
     scheduler: "schedule",
+    retry: JOB_RETRY,
+  },
+  /**
+   * The close of an environment's business day (`shared/payouts/close.ts`): the sandbox gateway's
+   * payouts of the day, then the day's exports.
+   */
+  dailyClose: {
+    kind: "daily-close",
+    handler: "jobs/daily-close",
+    functionArnVariable: JOB_TARGET_VARIABLES["daily-close"],
+    timeoutSeconds: 300,
+    table: "write",
+    // The day's exports open the sealed SFTP credentials they deliver with.
+    cardVault: "open",
+    // The day's exports are written to the export files, then delivered (shared/exports/daily.ts).
+    exportFiles: "write",
     retry: JOB_RETRY,
   },
 } as const satisfies Record<string, ScheduledJobDeclaration>;
@@ -684,6 +818,8 @@ export const recurringJobs = {
     timeoutSeconds: 55,
     table: "write",
     cardVault: "open",
+    // A sandbox capture or refund it settles schedules its day's close.
+    scheduler: "schedule",
   },
 } as const satisfies Record<string, RecurringJobDeclaration>;
 

@@ -21,6 +21,15 @@ export const ID_PREFIXES = {
   gatewayConfiguration: "gway_conf_",
   /** A routing rule the merchant gave no id of its own. */
   routingRule: "rule_",
+  /** An entry of an environment's activity log (`shared/activities`). */
+  activity: "act_",
+  /** A provider's payout to the merchant; the sandbox gateway's are derived (`shared/payouts/ids.ts`). */
+  payout: "po_",
+  payoutItem: "poi_",
+  /** An export layout (`shared/exports`): columns, time and amount formats of an export type. */
+  exportLayout: "exp_lay_",
+  /** An export: a CSV file of an environment's transactions, payouts or payout items. */
+  export: "exp_",
   /** A product: a reusable priced payment link (`shared/products`). */
   product: "prod_",
 } as const;

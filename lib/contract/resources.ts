@@ -482,6 +482,25 @@ export const errorSchema = z
   .check(z.meta({ description: "Every error: a non-2xx status and this body" }));
 
 /** The component name of each schema the document refers to by name. */
+// Activities
+export const activitySchema = z.strictObject({
+  id: z.string(),
+  project_id: z.string(),
+  sandbox: z.boolean(),
+  type: z
+    .string()
+    .check(z.meta({ description: "What changed: `project.updated`, `gateway_configuration.created`, …" })),
+  title: z.string(),
+  subject: z.nullable(z.strictObject({ type: z.string(), id: z.string() })),
+  actor: z.strictObject({
+    credential: z.enum(["private-key", "public-key", "system"]),
+    request_id: nullableText,
+    ip_address: nullableText,
+    user_agent: nullableText,
+  }),
+  created_at: z.string(),
+});
+
 // Products
 export const productSchema = z.strictObject({
   id: id("prod_…"),
@@ -503,7 +522,150 @@ export const productSchema = z.strictObject({
 
 // Payouts
 
+const signedAmount = z.string().check(
+  z.meta({
+    description: "Decimal string in the currency's major unit; negative when money went back",
+    examples: ["-4.00"],
+  }),
+);
+
+export const reconciliationSchema = z
+  .strictObject({
+    status: z.enum(["matched", "mismatched"]),
+    checked_at: timestamp,
+    unmatched_items: z
+      .int()
+      .check(z.meta({ description: "Items whose transaction is unknown or settled another amount" })),
+    unpaid_transactions: z.array(z.string()).check(
+      z.meta({
+        description: "Transactions settled that day through the configuration that no item pays out",
+      }),
+    ),
+  })
+  .check(z.meta({ description: "What matching the payout against our transactions found" }));
+
+export const payoutSchema = z.strictObject({
+  id: id("`po_…`"),
+  project_id: z.string(),
+  status: z.enum(["paid"]),
+  amount: signedAmount,
+  currency: z.string(),
+  metadata: dictionary,
+  bank_name: nullableText,
+  bank_summary: nullableText,
+  sales_transactions: z.int(),
+  sales_volume: amount,
+  refunds_transactions: z.int(),
+  refunds_volume: amount,
+  chargebacks_transactions: z.int(),
+  chargebacks_volume: amount,
+  fees: amount,
+  adjustments: signedAmount,
+  reserve: amount,
+  settled_at: timestamp,
+  created_at: timestamp,
+  gateway_configuration_id: z.string().check(z.meta({ description: "The configuration that paid it out" })),
+  gateway_resource_id: z
+    .string()
+    .check(
+      z.meta({ description: "The provider's id of the payout (`sandbox-payout-<day>` for the sandbox's)" }),
+    ),
+  reconciliation: reconciliationSchema,
+});
+
+export const payoutItemSchema = z.strictObject({
+  id: id("`poi_…`"),
+  project_id: z.string(),
+  payout_id: z.string(),
+  transaction_id: nullableText,
+  type: z.enum(["sale", "refund", "chargeback", "adjustment", "fee", "other"]),
+  gateway_resource_id: nullableText,
+  amount: signedAmount,
+  fees: amount,
+  metadata: dictionary,
+  created_at: timestamp,
+  breakdown: z.strictObject({
+    scheme_fee: amount,
+    interchange_fee: amount,
+    gateway_fee: amount,
+    markup_fee: amount,
+    acquirer_fee: amount,
+    other_fee: amount,
+  }),
+  reconciled: z.boolean().check(z.meta({ description: "Whether it matches what its transaction settled" })),
+  mismatch: nullableText.check(z.meta({ description: "Why it does not match, when it does not" })),
+});
+
 // Exports
+const layoutConfigurationSchema = z.strictObject({
+  columns: z.array(
+    z.strictObject({
+      name: z.string(),
+      rename: z.nullable(z.string()).check(z.meta({ description: "The column's header; null: its name" })),
+    }),
+  ),
+  time: z.strictObject({ format: z.string() }),
+  amount: z.strictObject({
+    precision: z.nullable(z.int()).check(z.meta({ description: "Decimals; null: the currency's own" })),
+    separator: z.enum([".", ","]),
+  }),
+});
+
+export const exportLayoutSchema = z.strictObject({
+  id: z.nullable(id("`exp_lay_…`; null for the built-in layout")),
+  project_id: z.string(),
+  name: z.string(),
+  type: z.enum(["transactions", "payouts", "payout_items"]),
+  is_default: z.boolean().check(z.meta({ description: "The layout automatic exports of its type use" })),
+  configuration: layoutConfigurationSchema,
+  sandbox: z.boolean(),
+  created_at: z.nullable(timestamp),
+});
+
+export const exportLayoutOptionsSchema = z.strictObject({
+  columns: z.array(z.string()),
+  time: z.strictObject({ format: z.array(z.string()) }),
+  amount: z.strictObject({ precision: z.array(z.int()), separator: z.array(z.string()) }),
+});
+
+export const exportSchema = z.strictObject({
+  id: id("`exp_…`"),
+  project_id: z.string(),
+  type: z.enum(["transactions", "payouts", "payout_items"]),
+  layout_id: nullableText,
+  from: timestamp,
+  to: timestamp,
+  automatic: z.boolean().check(z.meta({ description: "A daily export of the default layout" })),
+  status: z.enum(["pending", "running", "completed", "failed"]),
+  rows: z.nullable(z.int()),
+  size: z.nullable(z.int().check(z.meta({ description: "Bytes" }))),
+  file_name: z.string(),
+  location: nullableText.check(z.meta({ description: "Where the file is: `s3://…` or a local path" })),
+  error: nullableText,
+  delivery: z.nullable(
+    z.strictObject({
+      status: z.enum(["delivered", "failed"]),
+      remote_path: z.string(),
+      host_key_fingerprint: nullableText,
+      error: nullableText,
+      at: timestamp,
+    }),
+  ),
+  sandbox: z.boolean(),
+  created_at: timestamp,
+  completed_at: z.nullable(timestamp),
+});
+
+export const sftpSettingsSchema = z.strictObject({
+  enabled: z.boolean(),
+  endpoint: nullableText.check(z.meta({ description: "host:port" })),
+  username: nullableText,
+  authentication: z.nullable(z.enum(["password", "private_key"])),
+  host_key_fingerprint: nullableText.check(
+    z.meta({ description: "`SHA256:…` of the server's host key, pinned on the first delivery" }),
+  ),
+  last_error: nullableText,
+});
 
 export const components = {
   Project: projectSchema,
@@ -523,8 +685,14 @@ export const components = {
   ProjectSettings: projectSettingsSchema,
   CustomerAction: customerActionSchema,
   Error: errorSchema,
+  Activity: activitySchema,
   // Products
   Product: productSchema,
   // Payouts
+  Payout: payoutSchema,
+  PayoutItem: payoutItemSchema,
   // Exports
+  ExportLayout: exportLayoutSchema,
+  Export: exportSchema,
+  SftpSettings: sftpSettingsSchema,
 } as const;

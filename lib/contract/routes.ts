@@ -12,6 +12,12 @@ import { configurationInput } from "../../shared/gateways/schema.ts";
 import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/schema.ts";
 import { nativePaymentInput } from "../../shared/payments/native.ts";
 import { authorizeInput, captureInput, incrementInput, refundInput } from "../../shared/payments/schema.ts";
+import {
+  createLayoutInput,
+  requestExportInput,
+  sftpSettingsInput,
+  updateLayoutInput,
+} from "../../shared/exports/schema.ts";
 import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
 import { createProductInput, updateProductInput } from "../../shared/products/schema.ts";
 import { rulesInput, simulationInput } from "../../shared/routing/schema.ts";
@@ -25,21 +31,28 @@ import { createTokenInput, updateTokenInput } from "../../shared/tokens/schema.t
 import * as z from "../../shared/validation/zod.ts";
 import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
+  activitySchema,
   cardInformationSchema,
   cardSchema,
   changedCardSchema,
   customerActionSchema,
   customerSchema,
   eventSchema,
+  exportLayoutOptionsSchema,
+  exportLayoutSchema,
+  exportSchema,
   gatewayConfigurationSchema,
   invoiceSchema,
   nativeApmSchema,
+  payoutItemSchema,
+  payoutSchema,
   planSchema,
   productSchema,
   projectSettingsSchema,
   refundSchema,
   routingExplanationSchema,
   routingRulesSchema,
+  sftpSettingsSchema,
   subscriptionSchema,
   tokenSchema,
   transactionSchema,
@@ -388,6 +401,17 @@ export const contract: Readonly<Record<string, RouteContract>> = {
       ),
     }),
   },
+  "GET /activities": {
+    summary: "List the activity log",
+    description:
+      "Who changed the environment's setup (settings, gateway configurations, routing rules, export layouts and SFTP settings, products, supervised projects, certificates), what, when, and with which credential, newest first. Payments and customers have their events.",
+    listing: true,
+    answer: page("activities", activitySchema),
+  },
+  "GET /activities/{activity_id}": {
+    summary: "Get an entry of the activity log",
+    answer: one("activity", activitySchema),
+  },
   "GET /events": { summary: "List events", listing: true, answer: page("events", eventSchema) },
   "GET /events/{event_id}": { summary: "Get an event", answer: one("event", eventSchema) },
   "GET /events/{event_id}/webhooks": {
@@ -602,7 +626,96 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     },
   },
   // Payouts
+  "GET /payouts": {
+    summary: "List payouts",
+    description:
+      "What providers paid out to the merchant: the sandbox gateway's daily payouts (made by the close of each business day, at 00:00 of the next on the environment's clock), newest first.",
+    listing: true,
+    answer: page("payouts", payoutSchema),
+  },
+  "GET /payouts/{payout_id}": {
+    summary: "Get a payout",
+    description:
+      "With its `reconciliation`: `matched` when every item matches what its transaction settled and every transaction the day settled through the configuration is paid out; else `mismatched`, with how many items differ and which transactions went unpaid.",
+    answer: one("payout", payoutSchema),
+  },
+  "DELETE /payouts/{payout_id}": { summary: "Delete a payout and its items", answer: done },
+  "GET /payouts/{payout_id}/items": {
+    summary: "List a payout's items",
+    description:
+      "Each money movement the payout contains (sales positive, refunds and chargebacks negative), matched to its transaction, with its fees broken down (`breakdown`, whose parts sum to `fees`), `reconciled` and, when it is not, the `mismatch`. Listed under `items`.",
+    listing: true,
+    answer: page("items", payoutItemSchema),
+  },
   // Exports
+  "GET /exports/layouts": {
+    summary: "List export layouts",
+    listing: true,
+    answer: page("export_layouts", exportLayoutSchema),
+  },
+  "POST /exports/layouts": {
+    summary: "Create an export layout",
+    description:
+      "Columns (each possibly renamed), time format and amount format of an export type; `is_default` makes it the layout of that type's automatic daily export (the previous default stops being one).",
+    body: createLayoutInput,
+    answer: one("export_layout", exportLayoutSchema),
+    example: {
+      name: "Finance",
+      type: "transactions",
+      is_default: true,
+      configuration: {
+        columns: [
+          { name: "id", rename: "Transaction" },
+          { name: "amount", rename: null },
+        ],
+        time: { format: "date_time" },
+        amount: { precision: 2, separator: "," },
+      },
+    },
+  },
+  "GET /exports/layouts/default/{export_type}": {
+    summary: "The default layout of an export type",
+    description: "The environment's default layout of the type, or the built-in one (every column; id null).",
+    answer: one("export_layout", exportLayoutSchema),
+  },
+  "GET /exports/layouts/options/{export_type}": {
+    summary: "What a layout of an export type may choose",
+    answer: one("export_layout_configuration_options", exportLayoutOptionsSchema),
+  },
+  "GET /exports/layouts/{export_layout_id}": {
+    summary: "Get an export layout",
+    answer: one("export_layout", exportLayoutSchema),
+  },
+  "PUT /exports/layouts/{export_layout_id}": {
+    summary: "Update an export layout",
+    description: "Name, configuration and `is_default`; its type never changes.",
+    body: updateLayoutInput,
+    answer: one("export_layout", exportLayoutSchema),
+  },
+  "DELETE /exports/layouts/{export_layout_id}": { summary: "Delete an export layout", answer: done },
+  "POST /exports": {
+    summary: "Request an export",
+    description:
+      "The rows of `type` created in `[from, to)` as CSV in a layout (`layout_id`; else the default, else the built-in one). It runs in the background: `pending`, then `completed` with `rows`, `size` and `location`.",
+    body: requestExportInput,
+    answer: one("export", exportSchema),
+    example: { type: "transactions", from: "2026-11-01T00:00:00Z", to: "2026-12-01T00:00:00Z" },
+  },
+  "GET /exports": { summary: "List exports", listing: true, answer: page("exports", exportSchema) },
+  "GET /exports/{export_id}": { summary: "Get an export", answer: one("export", exportSchema) },
+  "GET /projects/{project_id}/sftp-settings": {
+    summary: "Where automatic exports are delivered",
+    description: "Never the password nor the private key.",
+    answer: one("sftp_settings", sftpSettingsSchema),
+  },
+  "PUT /projects/{project_id}/sftp-settings": {
+    summary: "Set the SFTP server automatic exports are delivered to",
+    description:
+      "`endpoint` (host:port), `username`, and `password` or `private_key` (sealed, never answered). The server's host key is pinned on the first delivery; a different key later is refused.",
+    body: sftpSettingsInput,
+    answer: done,
+  },
+  "DELETE /projects/{project_id}/sftp-settings": { summary: "Stop delivering automatic exports", answer: done },
   "GET /projects/{project_id}": {
     summary: "Get the caller's environment settings",
     answer: one("project", projectSettingsSchema),

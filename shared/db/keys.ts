@@ -17,6 +17,7 @@ export type ListedEntity =
   | "subscription"
   | "payout"
   | "card"
+  | "activity"
   | "product"
   | "export_layout"
   | "export";

@@ -1,3 +1,4 @@
+import { activityWrite } from "../activities/activity.ts";
 import { cardVault, type SealedSecret } from "../cards/vault.ts";
 import { clock } from "../clock.ts";
 import { type PageRequest, pageOfList } from "../db/listing.ts";
@@ -118,6 +119,13 @@ export async function createConfiguration(
   await transactWrite([
     gatewayConfigurationPut(stored),
     gatewayConfigurationOwnerPut(stored),
+    ...activityWrite(
+      caller,
+      "gateway_configuration.created",
+      `Gateway configuration ${describe(stored)} created`,
+      { type: "gateway_configuration", id: stored.id },
+      clock.now(),
+    ),
     ...commit(presented),
   ]);
   forgetConfigurations(caller.projectId);
@@ -158,19 +166,48 @@ export async function updateConfiguration(
       : {}),
   };
   const stored = await withSettings(changed, gateway, settings);
-  await replace(caller, stored);
+  const what = Object.keys(fields).filter((name) => fields[name as keyof ConfigurationInput] !== undefined);
+  await replace(
+    caller,
+    stored,
+    "gateway_configuration.updated",
+    `Gateway configuration ${describe(stored)} updated (${what.join(", ") || "nothing sent"})`,
+  );
   return presentConfiguration(stored, false);
 }
 
 /** `DELETE /gateway-configurations/{id}`: kept for the payments made through it, never shown again. */
 export async function deleteConfiguration(caller: Caller, id: string): Promise<void> {
   const current = await liveConfiguration(caller, id);
-  await replace(caller, { ...current, enabled: false, deleted_at: clock.now().toISOString() });
+  await replace(
+    caller,
+    { ...current, enabled: false, deleted_at: clock.now().toISOString() },
+    "gateway_configuration.deleted",
+    `Gateway configuration ${describe(current)} deleted`,
+  );
 }
 
-async function replace(caller: Caller, configuration: GatewayConfiguration): Promise<void> {
+/** How the activity log names a configuration: its name, gateway and id. */
+const describe = (configuration: GatewayConfiguration) =>
+  `${configuration.name ? `"${configuration.name}" ` : ""}(${configuration.gateway_name}, ${configuration.id})`;
+
+async function replace(
+  caller: Caller,
+  configuration: GatewayConfiguration,
+  activity: "gateway_configuration.updated" | "gateway_configuration.deleted",
+  title: string,
+): Promise<void> {
   try {
-    await transactWrite([gatewayConfigurationReplace(configuration)]);
+    await transactWrite([
+      gatewayConfigurationReplace(configuration),
+      ...activityWrite(
+        caller,
+        activity,
+        title,
+        { type: "gateway_configuration", id: configuration.id },
+        clock.now(),
+      ),
+    ]);
   } catch (error) {
     // Deleted meanwhile by another request.
     if (failedConditions(error)?.includes(0)) throw notFound("gateway-configuration", configuration.id);

@@ -269,6 +269,11 @@ function authentication(
     before: async ({ event, context }) => {
       if (mode === "none") return;
       const caller = await authenticate(event.headers?.authorization, mode);
+      caller.origin = {
+        requestId: context.api.requestId,
+        sourceIp: event.requestContext?.http?.sourceIp ?? null,
+        userAgent: event.headers?.["user-agent"] ?? null,
+      };
       context.api.caller = caller;
       logger.appendKeys({ project_id: caller.projectId });
     },

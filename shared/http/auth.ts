@@ -18,9 +18,18 @@ export interface Caller {
  */
 export type CredentialKind = "private-key" | "public-key";
 
+/** Where a request came from, as the activity log records it (`shared/activities`). */
+export interface RequestOrigin {
+  requestId: string;
+  sourceIp: string | null;
+  userAgent: string | null;
+}
+
 /** A caller authenticated by the HTTP core: the environment, and the credential it was reached with. */
 export interface AuthenticatedCaller extends Caller {
   credential: CredentialKind;
+  /** Set by the HTTP core for every API request. */
+  origin?: RequestOrigin;
 }
 
 /**

@@ -38,8 +38,14 @@ export const PATH_PARAMETERS = {
   transaction_id: id("transaction"),
   refund_id: id("refund"),
   event_id: id("event"),
+  activity_id: id("activity"),
   subscription_id: id("subscription"),
+  payout_id: id("payout"),
   product_id: id("product"),
+  export_layout_id: id("exportLayout", "export-layout"),
+  export_id: id("export"),
+  /** An export type (`transactions`, `payouts`, `payout_items`); an unknown one answers 404. */
+  export_type: { pattern: /^[a-z_]{1,40}$/, resource: "export-type" },
   /** An environment's id: `proj_…` or `test-proj_…`. */
   project_id: { pattern: ENVIRONMENT_PROJECT_ID_PATTERN, resource: "project" },
   /**

@@ -1,3 +1,4 @@
+import { activityWrite } from "../activities/activity.ts";
 import type { Card } from "../cards/card.ts";
 import { schemeOfIin } from "../cards/card-number.ts";
 import { findCard } from "../cards/store.ts";
@@ -41,7 +42,14 @@ export async function replaceRoutingRules(caller: Caller, input: unknown): Promi
     rules: checkedRules(fields, setup.configurations),
     updated_at: clock.now().toISOString(),
   };
-  if (!(await replaceRules(caller.projectId, current.version, next))) {
+  const activity = activityWrite(
+    caller,
+    "routing_rules.replaced",
+    `Routing rules replaced (version ${next.version}: ${next.rules.length} rule${next.rules.length === 1 ? "" : "s"})`,
+    { type: "routing_rules", id: String(next.version) },
+    clock.now(),
+  );
+  if (!(await replaceRules(caller.projectId, current.version, next, activity))) {
     throw versionConflict((await getRules(caller)).version);
   }
   forgetConfigurations(caller.projectId);

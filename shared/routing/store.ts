@@ -1,7 +1,6 @@
-import { PutCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
-import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
+import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import type { GatewaySetup } from "../gateways/store.ts";
 import { NO_RULES, type RoutingRules } from "./rules.ts";
 
@@ -22,26 +21,35 @@ export function rulesOf(setup: GatewaySetup): RoutingRules {
 
 /**
  * Stores `rules` (version `previous + 1`) on the condition that the stored version is still
- * `previous`: false when another change came first.
+ * `previous`, with `alsoWrite` (its activity) in the same transaction: false when another change
+ * came first.
  */
-export async function replaceRules(scope: Scope, previous: number, rules: RoutingRules): Promise<boolean> {
+export async function replaceRules(
+  scope: Scope,
+  previous: number,
+  rules: RoutingRules,
+  alsoWrite: TransactItem[],
+): Promise<boolean> {
   try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: config.tableName,
-        Item: { ...keys.routingRules(scope), type: ENTITY, ...rules },
-        ConditionExpression: previous === 0 ? "attribute_not_exists(pk)" : "#version = :previous",
-        ...(previous === 0
-          ? {}
-          : {
-              ExpressionAttributeNames: { "#version": "version" },
-              ExpressionAttributeValues: { ":previous": previous },
-            }),
-      }),
-    );
+    await transactWrite([
+      {
+        Put: {
+          TableName: config.tableName,
+          Item: { ...keys.routingRules(scope), type: ENTITY, ...rules },
+          ConditionExpression: previous === 0 ? "attribute_not_exists(pk)" : "#version = :previous",
+          ...(previous === 0
+            ? {}
+            : {
+                ExpressionAttributeNames: { "#version": "version" },
+                ExpressionAttributeValues: { ":previous": previous },
+              }),
+        },
+      },
+      ...alsoWrite,
+    ]);
     return true;
   } catch (error) {
-    if ((error as Error).name === "ConditionalCheckFailedException") return false;
+    if (failedConditions(error)?.includes(0)) return false;
     throw error;
   }
 }

@@ -1,8 +1,11 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { activityWrite } from "../activities/activity.ts";
+import { clock } from "../clock.ts";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
+import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
 import { type ProjectEnvironment, presentProject } from "../projects/environment.ts";
@@ -40,7 +43,15 @@ export async function changeProjectSettings(caller: Caller, id: string, input: u
   if (id !== caller.projectId) throw notFound("project", id);
   const { webhook_url: url } = parseInput(projectChanges, input);
   if (url) await assertWebhookUrlAllowed("webhook_url", url, caller);
-  return present(await writeSettings(caller.projectId, url === undefined ? {} : { webhook_url: url }));
+  if (url === undefined) return present(await writeSettings(caller.projectId, {}));
+  const activity = activityWrite(
+    caller,
+    "project.updated",
+    url ? `Webhook URL set to ${url}` : "Webhook URL removed",
+    { type: "project", id: caller.projectId },
+    clock.now(),
+  );
+  return present(await writeSettings(caller.projectId, { webhook_url: url }, activity));
 }
 
 /** The environment's webhook URL, read consistently (null when none is set, undefined without an environment). */
@@ -80,10 +91,14 @@ async function readProjectItem(scope: Scope): Promise<Record<string, unknown> | 
   return Item?.type === "project" ? Item : undefined;
 }
 
-/** Applies `changes` and gives the environment a signing secret unless it has one; throws 404 without an environment. */
+/**
+ * Applies `changes` and gives the environment a signing secret unless it has one; throws 404 without
+ * an environment. A change comes with its activity, written in the same transaction.
+ */
 async function writeSettings(
   scope: Scope,
   changes: { webhook_url?: string | null },
+  activity: TransactItem[] = [],
 ): Promise<Record<string, unknown>> {
   const assignments = ["#secret = if_not_exists(#secret, :secret)"];
   const names: Record<string, string> = { "#secret": "webhook_signing_secret", "#type": "type" };
@@ -93,21 +108,26 @@ async function writeSettings(
     names["#url"] = "webhook_url";
     values[":url"] = changes.webhook_url;
   }
+  const update = {
+    TableName: config.tableName,
+    Key: keys.project(scope),
+    UpdateExpression: `SET ${assignments.join(", ")}`,
+    ConditionExpression: "#type = :type",
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
   try {
-    const { Attributes } = await dynamo.send(
-      new UpdateCommand({
-        TableName: config.tableName,
-        Key: keys.project(scope),
-        UpdateExpression: `SET ${assignments.join(", ")}`,
-        ConditionExpression: "#type = :type",
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: "ALL_NEW",
-      }),
-    );
-    return Attributes ?? {};
+    if (activity.length === 0) {
+      const { Attributes } = await dynamo.send(new UpdateCommand({ ...update, ReturnValues: "ALL_NEW" }));
+      return Attributes ?? {};
+    }
+    // A transaction returns no item: the change is applied to the item read after it.
+    await transactWrite([{ Update: update }, ...activity]);
+    return (await readProjectItem(scope)) ?? {};
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw notFound("project", scope);
+    if (error instanceof ConditionalCheckFailedException || failedConditions(error)?.includes(0)) {
+      throw notFound("project", scope);
+    }
     throw error;
   }
 }

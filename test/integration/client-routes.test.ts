@@ -186,3 +186,69 @@ describe("/invoices/{invoice_id}/customers", () => {
     expect(refused.body.error_type).toBe("request.invoice.payment-attempted");
   });
 });
+
+describe("the activity log", () => {
+  it("records each change of the setup with who made it, in the change's own write, and nothing for a refused one", async () => {
+    const { client, raw, scope } = await environment();
+    const webhook = await client.put(
+      `/projects/${scope}`,
+      { webhook_url: "https://93.184.215.14/hooks" },
+      {
+        headers: { "user-agent": "processout-python/7.0" },
+      },
+    );
+    expect(webhook.status, JSON.stringify(webhook.body)).toBe(200);
+    const made = await client.post("/gateways/sandbox/gateway-configurations", { name: "Second" });
+    const id = made.body.gateway_configuration.id;
+    expect((await client.put(`/gateway-configurations/${id}`, { enabled: false })).status).toBe(200);
+    const rules = await client.put("/routing-rules", { version: 0, default_order: [] });
+    expect(rules.status, JSON.stringify(rules.body)).toBe(200);
+    expect((await client.del(`/gateway-configurations/${id}`)).status).toBe(200);
+    // Refused changes leave nothing in the log.
+    expect((await client.put(`/projects/${scope}`, { webhook_url: "not a url" })).status).toBe(400);
+    expect((await client.put("/routing-rules", { version: 0 })).status).toBe(409);
+
+    const listed = await raw("GET", "/activities?&filter=&limit=&end_before=&start_after=");
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ success: true, count: 5, total_count: 5, has_more: false });
+    expect(listed.body.activities.map((activity: { type: string }) => activity.type)).toEqual([
+      "gateway_configuration.deleted",
+      "routing_rules.replaced",
+      "gateway_configuration.updated",
+      "gateway_configuration.created",
+      "project.updated",
+    ]);
+    const first = listed.body.activities[4];
+    expect(first).toEqual({
+      id: expect.stringMatching(/^act_/),
+      project_id: scope,
+      sandbox: true,
+      type: "project.updated",
+      title: "Webhook URL set to https://93.184.215.14/hooks",
+      subject: { type: "project", id: scope },
+      actor: {
+        credential: "private-key",
+        request_id: webhook.headers.get("x-request-id"),
+        ip_address: expect.any(String),
+        user_agent: "processout-python/7.0",
+      },
+      created_at: expect.any(String),
+    });
+    expect(listed.body.activities[2]).toMatchObject({
+      title: expect.stringContaining("updated (enabled)"),
+      subject: { type: "gateway_configuration", id },
+    });
+    const one = await client.get(`/activities/${first.id}`);
+    expect(one.body).toEqual({ success: true, activity: first });
+  });
+
+  it("is the environment's own: another project's entries answer 404 and are never listed", async () => {
+    const mine = await environment("Activities one");
+    const theirs = await environment("Activities two");
+    await theirs.client.put(`/projects/${theirs.scope}`, { webhook_url: "https://93.184.215.15/hooks" });
+    const entry = (await theirs.client.get("/activities")).body.activities[0];
+    expect((await mine.client.get(`/activities/${entry.id}`)).status).toBe(404);
+    expect((await mine.client.get("/activities")).body).toMatchObject({ activities: [], total_count: 0 });
+    expect((await mine.client.get("/activities/act_nope")).status).toBe(404);
+  });
+});
