@@ -34,6 +34,8 @@ export type EventName =
   | "product.created"
   | "product.updated"
   | "product.deleted"
+  | "payout.created"
+  | "payout.deleted"
   | "subscription.created"
   | "subscription.started"
   | "subscription.iterated"

@@ -28,6 +28,7 @@ import { type Invoice, presentInvoice } from "../invoices/invoice.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { amountProblemIn, isZeroAmount } from "../money.ts";
 import { logger } from "../observability/logger.ts";
+import { scheduleDailyClose, settlementLinesOf, settlementLineWrites } from "../payouts/settlement.ts";
 import { blockingAdvice } from "../routing/scheme-rules.ts";
 import { exchangePut } from "../three-d-s/store.ts";
 import {
@@ -365,7 +366,10 @@ export interface Settlement {
   answers: boolean;
 }
 
-const FOLLOW_UP_EVENTS: Record<Exclude<PendingType, "authorization" | "native-payment">, EventName[]> = {
+const FOLLOW_UP_EVENTS: Record<
+  Exclude<PendingType, "authorization" | "native-payment" | "authentication" | "payout">,
+  EventName[]
+> = {
   capture: ["transaction.captured", "invoice.completed"],
   void: ["transaction.voided"],
   refund: ["transaction.refunded"],
@@ -424,18 +428,27 @@ export async function settleOutcome(
     }
   }
   const { next, refusal } = step;
-  await commitSettlement(
-    held,
-    [
-      transitionWrite(held, next, { status: record.status, pending: pending.id }),
-      ...step.extra,
-      ...eventWrites(record.project_id, step.events, now),
-      ...(settlement.answers && !refusal
-        ? settlement.request.commit(operationReply(next, pending.type))
-        : []),
-    ],
-    step.optional,
-  );
+  // The sandbox gateway's settled money, for its payouts: written with the settlement, and the day's
+  // close scheduled beside the write (once per container and day), so it costs no wait of its own.
+  const lines = settlementLinesOf(record, next, now);
+  await Promise.all([
+    commitSettlement(
+      held,
+      [
+        transitionWrite(held, next, { status: record.status, pending: pending.id }),
+        ...step.extra,
+        ...settlementLineWrites(lines),
+        ...eventWrites(record.project_id, step.events, now),
+        ...(settlement.answers && !refusal
+          ? settlement.request.commit(operationReply(next, pending.type))
+          : []),
+      ],
+      step.optional,
+    ),
+    lines.length > 0
+      ? scheduleDailyClose(record.project_id, settlement.request.caller.environment, lines)
+      : undefined,
+  ]);
   const current = { record: next, version: held.version + 1 };
   return refusal ? { current, refusal } : { current };
 }
@@ -521,6 +534,8 @@ function settledStep(
   }
 
   const type = pending.type;
+  if (type === "authentication" || type === "payout")
+    throw new Error(`A ${type} is settled by its own module, not as a payment step`);
   const outcome = result.outcome as CaptureOutcome;
   if (outcome.status === "received") {
     // The provider decides later: the operation stays reserved until its webhook settles it.
@@ -593,6 +608,10 @@ export async function resolveAbandoned(
 ): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
+  // Settled by their own modules, which build on this one (imported when met: no cycle at load).
+  if (pending.type === "authentication")
+    return (await import("./authenticate.ts")).resolveAbandonedAuthentication(settlement, held);
+  if (pending.type === "payout") return (await import("./payout.ts")).resolveAbandonedPayout(settlement, held);
   const connector = await connectorFor(record);
   const found = await lookupOrUnknown(connector, record, pending.type, pending.id);
   const chained =

@@ -9,6 +9,7 @@ import type { Caller } from "../http/auth.ts";
 import { ApiError, BusyError, conflict, invalidField } from "../http/errors.ts";
 import { logger } from "../observability/logger.ts";
 import { captureScheduled } from "../payments/auto-capture.ts";
+import { runDailyClose } from "../payouts/close.ts";
 import { type ProjectEnvironment, rememberEnvironment } from "../projects/environment.ts";
 import { observeScheduling } from "../scheduling/index.ts";
 import type { ScheduledJob } from "../scheduling/port.ts";
@@ -221,12 +222,16 @@ async function moveClock(
 
 /** The job's work, as its function does it. */
 function runJob(job: ScheduledJob): Promise<string> {
-  return job.kind === "capture-invoice" ? captureScheduled(job) : runSubscriptionJob(job);
+  if (job.kind === "capture-invoice") return captureScheduled(job);
+  if (job.kind === "daily-close") return runDailyClose(job);
+  return runSubscriptionJob(job);
 }
 
 /** What a job works on: jobs of one subject run one after the other, never together. */
 function subjectOf(job: ScheduledJob): string {
-  return job.kind === "capture-invoice" ? job.invoiceId : job.subscriptionId;
+  if (job.kind === "capture-invoice") return job.invoiceId;
+  if (job.kind === "daily-close") return `close-${job.day}`;
+  return job.subscriptionId;
 }
 
 interface Candidate {

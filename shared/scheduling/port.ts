@@ -34,7 +34,18 @@ export type SubscriptionJob = {
   | { action: "cancel"; at: string }
 );
 
-export type ScheduledJob = CaptureInvoiceJob | SubscriptionJob;
+/**
+ * The close of an environment's business day `day` (`YYYY-MM-DD` on its clock), due at 00:00 of the
+ * next day: the sandbox gateway's payouts of what it settled that day, the providers' payouts, the
+ * day's exports (`shared/payouts/close.ts`).
+ */
+export interface DailyCloseJob {
+  kind: "daily-close";
+  scope: string;
+  day: string;
+}
+
+export type ScheduledJob = CaptureInvoiceJob | SubscriptionJob | DailyCloseJob;
 export type ScheduledJobKind = ScheduledJob["kind"];
 
 /**
@@ -44,6 +55,7 @@ export type ScheduledJobKind = ScheduledJob["kind"];
 export const JOB_TARGET_VARIABLES: Record<ScheduledJobKind, string> = {
   "capture-invoice": "CAPTURE_JOB_FUNCTION_ARN",
   subscription: "SUBSCRIPTION_JOB_FUNCTION_ARN",
+  "daily-close": "DAILY_CLOSE_JOB_FUNCTION_ARN",
 };
 
 export interface ScheduleRequest {
@@ -74,6 +86,11 @@ export const JOB_RETRY = { maximumAttempts: 20, maximumEventAgeSeconds: 24 * 360
 const scope = z.string().check(z.minLength(1));
 const jobSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("capture-invoice"), scope, invoiceId: z.string().check(z.minLength(1)) }),
+  z.object({
+    kind: z.literal("daily-close"),
+    scope,
+    day: z.string().check(z.regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/)),
+  }),
   z.discriminatedUnion("action", [
     z.object({
       kind: z.literal("subscription"),
@@ -129,4 +146,9 @@ export function subscriptionScheduleName(job: SubscriptionJob): string {
         ? "trial"
         : `cancel-${Date.parse(job.at)}`;
   return scheduleName(`sub-${job.subscriptionId}-${what}`);
+}
+
+/** The one close of an environment's business day: derived from both, never random. */
+export function dailyCloseScheduleName(scope: string, day: string): string {
+  return scheduleName(`close-${scope}-${day}`);
 }

@@ -6,6 +6,7 @@ import { TABLE } from "../db/table.ts";
 import { conditionFailedItem } from "../db/transactions.ts";
 import {
   captureScheduleName,
+  dailyCloseScheduleName,
   parseJob,
   type ScheduledJob,
   type ScheduleRequest,
@@ -36,7 +37,9 @@ export interface StoredJob {
 
 /** A job's name follows from the job: the same work is always the same schedule. */
 export function jobName(job: ScheduledJob): string {
-  return job.kind === "capture-invoice" ? captureScheduleName(job.invoiceId) : subscriptionScheduleName(job);
+  if (job.kind === "capture-invoice") return captureScheduleName(job.invoiceId);
+  if (job.kind === "daily-close") return dailyCloseScheduleName(job.scope, job.day);
+  return subscriptionScheduleName(job);
 }
 
 /**

@@ -12,7 +12,12 @@ import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
 import { newId } from "../../shared/ids.ts";
 import { atExpression, eventBridgeScheduler } from "../../shared/scheduling/eventbridge.ts";
-import { captureScheduleName, JOB_RETRY, type ScheduleRequest } from "../../shared/scheduling/port.ts";
+import {
+  captureScheduleName,
+  dailyCloseScheduleName,
+  JOB_RETRY,
+  type ScheduleRequest,
+} from "../../shared/scheduling/port.ts";
 import { dueJobsOf } from "../../shared/scheduling/records.ts";
 
 // No emulator of EventBridge Scheduler exists: the requests the adapter builds are checked as sent;
@@ -20,6 +25,7 @@ import { dueJobsOf } from "../../shared/scheduling/records.ts";
 const targets = {
   "capture-invoice": "arn:aws:lambda:eu-west-1:123456789012:function:capture-job",
   subscription: "arn:aws:lambda:eu-west-1:123456789012:function:subscription-job",
+  "daily-close": "arn:aws:lambda:eu-west-1:123456789012:function:daily-close-job",
 };
 const settings = {
   group: "PaymentApidev-Schedules",
@@ -120,6 +126,24 @@ describe("the EventBridge Scheduler adapter", () => {
     await scheduler.schedule(subscriptionJob, fireAt);
     const command = send.mock.calls[0]?.[0] as CreateScheduleCommand;
     expect(command.input.Target?.Arn).toBe(targets.subscription);
+  });
+
+  it("targets the daily close's function with a job named by the environment and the day", async () => {
+    const { send, scheduler } = spiedScheduler();
+    const closeJob: ScheduleRequest = {
+      name: dailyCloseScheduleName(scope, "2031-03-03"),
+      at: new Date("2031-03-04T00:00:00.000Z"),
+      job: { kind: "daily-close", scope, day: "2031-03-03" },
+    };
+    await scheduler.schedule(closeJob, fireAt);
+    const command = send.mock.calls[0]?.[0] as CreateScheduleCommand;
+    expect(command.input).toMatchObject({
+      Name: `close-${scope}-2031-03-03`,
+      Target: { Arn: targets["daily-close"], Input: JSON.stringify(closeJob.job) },
+    });
+    expect(closeJob.name).toMatch(/^[0-9a-zA-Z_.-]{1,64}$/);
+    expect(dailyCloseScheduleName(scope, "2031-03-03")).toBe(closeJob.name);
+    expect(dailyCloseScheduleName(scope, "2031-03-04")).not.toBe(closeJob.name);
   });
 
   it("derives the client token from the request: a retry sends the same one, another invoice another", async () => {
