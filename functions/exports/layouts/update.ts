@@ -1,0 +1,10 @@
+import { changeLayout } from "../../../shared/exports/layouts.ts";
+import { api } from "../../../shared/http/api.ts";
+import { ok } from "../../../shared/http/reply.ts";
+
+/** PUT /exports/layouts/{export_layout_id} */
+export const handler = api(async (request) =>
+  ok({
+    export_layout: await changeLayout(request.caller, request.path.export_layout_id ?? "", request.body),
+  }),
+);

@@ -1,0 +1,10 @@
+/**
+ * Names the deployment shares with the exports code (`lib/topology.ts` imports them): kept apart so
+ * that the topology does not load what runs exports.
+ */
+
+/** The item type of an export: the table's stream filter matches it to queue a requested export's run. */
+export const EXPORT_ITEM_TYPE = "export";
+
+/** The variable that tells the stream consumer the URL of the export queue. */
+export const EXPORT_QUEUE_URL_VARIABLE = "EXPORT_QUEUE_URL";
