@@ -97,7 +97,7 @@ export function deliverBySftp(request: DeliveryRequest): Promise<{ fingerprint: 
       if (refusedKey) {
         finish(
           new DeliveryError(
-            `The host key of ${endpoint} (${fingerprint}) is not the one pinned (${settings.host_key_fingerprint}): delivery refused. If the server's key really changed, set the SFTP settings again.`,
+            `The host key of ${endpoint} (${fingerprint}) is not the one pinned (${settings.host_key_fingerprint}): delivery refused. If the server's key really changed, delete the SFTP settings and set them again.`,
             fingerprint,
           ),
         );

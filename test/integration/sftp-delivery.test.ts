@@ -1,0 +1,308 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { utils } from "ssh2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { config } from "../../shared/config.ts";
+import { dynamo } from "../../shared/db/client.ts";
+import { keys } from "../../shared/db/keys.ts";
+import { runDailyExports } from "../../shared/exports/daily.ts";
+import { dailyExportId } from "../../shared/exports/export.ts";
+import { hostKeyFingerprint } from "../../shared/exports/sftp-delivery.ts";
+import { resetExportStorage } from "../../shared/exports/storage/index.ts";
+import { createProject } from "../../shared/projects/project.ts";
+import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { newHostKey, startSftpServer, type TestSftpServer } from "../support/sftp-server.ts";
+
+/**
+ * Automatic daily exports delivered to a real SFTP server (ssh2's `Server`, started here on a random
+ * port): password and private-key logins, the file's bytes in the chosen layout, the host key
+ * pinned on first use and a changed key refused; SFTP settings never answer their secrets.
+ */
+const local = useInProcessApi("SFTP delivery test");
+
+let exportsDir: string;
+const servers: TestSftpServer[] = [];
+beforeAll(async () => {
+  exportsDir = await mkdtemp(join(tmpdir(), "sftp-exports-test-"));
+  process.env.EXPORTS_DIR = exportsDir;
+  resetExportStorage();
+});
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  await rm(exportsDir, { recursive: true, force: true });
+});
+
+async function server(options: Parameters<typeof startSftpServer>[0]) {
+  const started = await startSftpServer(options);
+  servers.push(started);
+  return started;
+}
+
+const fingerprintOf = (hostKey: string) => {
+  const parsed = utils.parseKey(hostKey);
+  if (parsed instanceof Error) throw parsed;
+  const key = Array.isArray(parsed) ? parsed[0] : parsed;
+  return hostKeyFingerprint(key.getPublicSSH() as Buffer);
+};
+
+async function environment() {
+  const project = await createProject("SFTP delivery");
+  return { project, scope: project.sandbox.project_id, client: api(local.url, project.sandbox) };
+}
+
+async function capturedTransaction(client: Client, amount: string) {
+  const card = (await client.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 }))
+    .body.card;
+  const invoice = (await client.post("/invoices", { name: "Order", amount, currency: "EUR" })).body.invoice;
+  const paid = await client.post(`/invoices/${invoice.id}/capture`, { source: card.id });
+  expect(paid.status).toBe(200);
+  return paid.body.transaction;
+}
+
+/** The layout of the tests: renamed columns, a date-time format, one decimal, a comma. */
+const layout = {
+  name: "Bank",
+  type: "transactions",
+  is_default: true,
+  configuration: {
+    columns: [
+      { name: "id", rename: "Reference" },
+      { name: "created_at", rename: "Date" },
+      { name: "captured_amount", rename: 'Captured "net"' },
+      { name: "currency", rename: null },
+    ],
+    time: { format: "date_time" },
+    amount: { precision: 1, separator: "," },
+  },
+};
+
+const dateTime = (iso: string) => iso.slice(0, 19).replace("T", " ");
+
+describe("SFTP delivery of the daily exports", () => {
+  it("delivers the day's CSV in the default layout with a password, and pins the host key", async () => {
+    const sftp = await server({ username: "acme", password: "s3cret-pass" });
+    const { client, scope, project } = await environment();
+    const first = await capturedTransaction(client, "12.35");
+    const second = await capturedTransaction(client, "7");
+    expect((await client.post("/exports/layouts", layout)).status).toBe(200);
+    const put = await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `127.0.0.1:${sftp.port}`,
+      username: "acme",
+      password: "s3cret-pass",
+      private_key: null,
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual({ success: true });
+
+    const day = first.created_at.slice(0, 10);
+    await runDailyExports(scope, day);
+
+    const expected =
+      `Reference,Date,"Captured ""net""",currency\r\n` +
+      `${first.id},${dateTime(first.created_at)},"12,4",EUR\r\n` +
+      `${second.id},${dateTime(second.created_at)},"7,0",EUR\r\n`;
+    const delivered = sftp.files.get(`transactions_${day}.csv`);
+    expect(delivered?.toString("utf8")).toBe(expected);
+    expect([...sftp.files.keys()]).toEqual([`transactions_${day}.csv`]);
+    expect(sftp.logins).toEqual(["password"]);
+
+    const exported = (await client.get(`/exports/${dailyExportId(scope, "transactions", day)}`)).body.export;
+    expect(exported).toMatchObject({
+      automatic: true,
+      status: "completed",
+      rows: 2,
+      size: Buffer.byteLength(expected),
+      delivery: {
+        status: "delivered",
+        remote_path: `transactions_${day}.csv`,
+        host_key_fingerprint: fingerprintOf(sftp.hostKey),
+        error: null,
+      },
+    });
+    const settings = (await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings;
+    expect(settings).toEqual({
+      enabled: true,
+      endpoint: `127.0.0.1:${sftp.port}`,
+      username: "acme",
+      authentication: "password",
+      host_key_fingerprint: fingerprintOf(sftp.hostKey),
+      last_error: null,
+    });
+    // Only the default layout's types run: no payouts layout, no payouts file.
+    expect(sftp.files.size).toBe(1);
+
+    // Run again (a retried daily close): nothing is delivered twice.
+    sftp.files.clear();
+    await runDailyExports(scope, day);
+    expect(sftp.files.size).toBe(0);
+
+    // The password is sealed: neither answered nor stored in clear.
+    const { Item } = await dynamo.send(
+      new GetCommand({ TableName: config.tableName, Key: keys.sftpSettings(scope) }),
+    );
+    expect(JSON.stringify(Item)).not.toContain("s3cret-pass");
+    expect(JSON.stringify(settings)).not.toContain("s3cret-pass");
+    expect(project.sandbox.project_id).toBe(scope);
+  });
+
+  it("logs in with a private key", async () => {
+    const userKey = utils.generateKeyPairSync("ed25519");
+    const sftp = await server({ username: "finance", publicKey: userKey.public });
+    const { client, scope } = await environment();
+    const paid = await capturedTransaction(client, "99.99");
+    await client.post("/exports/layouts", layout);
+    const put = await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `127.0.0.1:${sftp.port}`,
+      username: "finance",
+      private_key: userKey.private,
+    });
+    expect(put.status).toBe(200);
+    const day = paid.created_at.slice(0, 10);
+    await runDailyExports(scope, day);
+    expect(sftp.logins).toEqual(["publickey"]);
+    expect(sftp.files.get(`transactions_${day}.csv`)?.toString("utf8")).toBe(
+      `Reference,Date,"Captured ""net""",currency\r\n${paid.id},${dateTime(paid.created_at)},"100,0",EUR\r\n`,
+    );
+    const settings = (await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings;
+    expect(settings.authentication).toBe("private_key");
+    expect(JSON.stringify(settings)).not.toContain("PRIVATE KEY");
+  });
+
+  it("refuses a server whose host key changed, and says so on the export and the settings", async () => {
+    const first = await server({ username: "acme", password: "pw-1" });
+    const { client, scope } = await environment();
+    const paid = await capturedTransaction(client, "10.00");
+    await client.post("/exports/layouts", layout);
+    await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `127.0.0.1:${first.port}`,
+      username: "acme",
+      password: "pw-1",
+    });
+    const day = paid.created_at.slice(0, 10);
+    await runDailyExports(scope, day);
+    expect(first.files.size).toBe(1);
+    const pinned = fingerprintOf(first.hostKey);
+
+    // Another server (another host key) now answers at the same address.
+    await first.close();
+    const impostor = await server({
+      username: "acme",
+      password: "pw-1",
+      port: first.port,
+      hostKey: newHostKey(),
+    });
+    // The next day's export (yesterday here: a day of its own) is refused delivery.
+    const previousDay = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    await runDailyExports(scope, previousDay);
+    expect(impostor.files.size).toBe(0);
+    expect(impostor.logins).toEqual([]);
+    const refused = (await client.get(`/exports/${dailyExportId(scope, "transactions", previousDay)}`)).body
+      .export;
+    expect(refused.status).toBe("completed");
+    expect(refused.delivery).toMatchObject({
+      status: "failed",
+      host_key_fingerprint: fingerprintOf(impostor.hostKey),
+    });
+    expect(refused.delivery.error).toContain("is not the one pinned");
+    const settings = (await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings;
+    expect(settings.host_key_fingerprint).toBe(pinned);
+    expect(settings.last_error).toContain("is not the one pinned");
+  });
+
+  it("records a wrong password as a clear delivery error", async () => {
+    const sftp = await server({ username: "acme", password: "right" });
+    const { client, scope } = await environment();
+    const paid = await capturedTransaction(client, "3.00");
+    await client.post("/exports/layouts", layout);
+    await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `127.0.0.1:${sftp.port}`,
+      username: "acme",
+      password: "wrong",
+    });
+    const day = paid.created_at.slice(0, 10);
+    await runDailyExports(scope, day);
+    const exported = (await client.get(`/exports/${dailyExportId(scope, "transactions", day)}`)).body.export;
+    expect(exported.delivery).toMatchObject({ status: "failed" });
+    expect(exported.delivery.error).toContain("refused the password of acme");
+    expect(exported.delivery.error).not.toContain("wrong");
+    expect(sftp.files.size).toBe(0);
+  });
+});
+
+describe("SFTP settings", () => {
+  it("are the caller's own environment's only: another project's id answers 404", async () => {
+    const { client, scope } = await environment();
+    const other = await environment();
+    const body = { endpoint: "sftp.example.com:22", username: "u", password: "p" };
+    expect((await client.put(`/projects/${other.scope}/sftp-settings`, body)).status).toBe(404);
+    expect((await client.get(`/projects/${other.scope}/sftp-settings`)).status).toBe(404);
+    expect((await client.del(`/projects/${other.scope}/sftp-settings`)).status).toBe(404);
+    expect(
+      (await other.client.get(`/projects/${other.scope}/sftp-settings`)).body.sftp_settings.enabled,
+    ).toBe(false);
+    expect((await client.put(`/projects/${scope}/sftp-settings`, body)).status).toBe(200);
+    expect(
+      (await other.client.get(`/projects/${other.scope}/sftp-settings`)).body.sftp_settings.enabled,
+    ).toBe(false);
+  });
+
+  it("start disabled, and DELETE disables them with success", async () => {
+    const { client, scope } = await environment();
+    const empty = await client.get(`/projects/${scope}/sftp-settings`);
+    expect(empty.body).toEqual({
+      success: true,
+      sftp_settings: {
+        enabled: false,
+        endpoint: null,
+        username: null,
+        authentication: null,
+        host_key_fingerprint: null,
+        last_error: null,
+      },
+    });
+    await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: "[::1]:2222",
+      username: "u",
+      password: "p",
+    });
+    expect((await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings).toMatchObject({
+      enabled: true,
+      endpoint: "[::1]:2222",
+    });
+    const deleted = await client.del(`/projects/${scope}/sftp-settings`);
+    expect(deleted.body).toEqual({ success: true });
+    expect((await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings.enabled).toBe(false);
+  });
+
+  it.each([
+    [{ endpoint: "sftp.example.com" }, "endpoint"],
+    [{ endpoint: "sftp.example.com:70000" }, "endpoint"],
+    [{ endpoint: undefined }, "endpoint"],
+    [{ username: "" }, "username"],
+    [{ password: undefined }, "password"],
+    [{ private_key: "not a key" }, "private_key"],
+    [{ private_key: utils.generateKeyPairSync("ed25519").public }, "private_key"],
+  ])("refuse %j with a 400 naming %s", async (change, field) => {
+    const { client, scope } = await environment();
+    const body = { endpoint: "sftp.example.com:22", username: "u", password: "p", ...change };
+    if ("private_key" in change) body.password = undefined as unknown as string;
+    const answer = await client.put(`/projects/${scope}/sftp-settings`, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body.invalid_fields.map((item: { name: string }) => item.name)).toContain(field);
+    expect((await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings.enabled).toBe(false);
+  });
+
+  it("refuse a password and a private key together", async () => {
+    const { client, scope } = await environment();
+    const answer = await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: "sftp.example.com:22",
+      username: "u",
+      password: "p",
+      private_key: utils.generateKeyPairSync("ed25519").private,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.invalid_fields[0].name).toBe("private_key");
+  });
+});
