@@ -5,6 +5,7 @@ import { contractOf, openApiDocument } from "../../lib/contract/document.ts";
 import { routeKey, routes } from "../../lib/topology.ts";
 import { config } from "../../shared/config.ts";
 import { newId } from "../../shared/ids.ts";
+import { runDailyClose } from "../../shared/payouts/close.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { startStripeDouble } from "../doubles/stripe.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
@@ -395,6 +396,14 @@ describe("the contract against live answers", () => {
       credentials: "none",
     });
     await ok("DELETE /products/{product_id}", `/products/${product.id}`);
+
+    // Payouts: the close of the day the walk's payments settled on, as its job runs at midnight.
+    const today = String((await ok("GET /sandbox/clock", "/sandbox/clock")).clock.now).slice(0, 10);
+    await runDailyClose({ kind: "daily-close", scope: sandboxId, day: today });
+    const { payouts } = await ok("GET /payouts", "/payouts?limit=1");
+    await ok("GET /payouts/{payout_id}", `/payouts/${payouts[0].id}`);
+    await ok("GET /payouts/{payout_id}/items", `/payouts/${payouts[0].id}/items`);
+    await ok("DELETE /payouts/{payout_id}", `/payouts/${payouts[0].id}`);
 
     // Events, webhooks and the project's settings.
     await ok("PUT /projects/{project_id}", `/projects/${sandboxId}`, {

@@ -1,9 +1,12 @@
-import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import Big from "big.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { handler as dailyCloseHandler } from "../../functions/jobs/daily-close.ts";
 import { lambdaContext } from "../../lib/local/lambda.ts";
+import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
+import { keys } from "../../shared/db/keys.ts";
+import { linesOfDay } from "../../shared/payouts/store.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
@@ -327,6 +330,95 @@ describe("payouts of the sandbox gateway", () => {
     expect(events.filter((name) => name === "payout.deleted")).toHaveLength(1);
   });
 
+  it("record each settled movement in the very transaction that settles it, and nothing for what moved no money", async () => {
+    const env = await environment();
+    const day = await nextDayAt(env, 9);
+    const send = dynamo.send.bind(dynamo);
+    const writes: Array<Array<Record<string, unknown>>> = [];
+    vi.spyOn(dynamo, "send").mockImplementation(((command: unknown) => {
+      if (command instanceof TransactWriteCommand) {
+        writes.push(
+          (command.input.TransactItems ?? []).flatMap((item) => (item.Put?.Item ? [item.Put.Item] : [])),
+        );
+      }
+      return send(command as never);
+    }) as typeof dynamo.send);
+    const paid = await pay(env, "11.00", CREDIT);
+    await refund(env, paid, "1.00");
+    // An authorization voided: no money moved.
+    const card = (await env.client.post("/cards", { number: CREDIT, exp_month: 12, exp_year: 2099 })).body
+      .card;
+    const invoice = (await env.client.post("/invoices", { name: "Held", amount: "5.00", currency: "EUR" }))
+      .body.invoice;
+    await env.client.post(`/invoices/${invoice.id}/authorize`, { source: card.id });
+    expect((await env.client.post(`/invoices/${invoice.id}/void`, {})).status).toBe(200);
+    vi.restoreAllMocks();
+
+    const withLines = writes.filter((items) => items.some((item) => item.type === "settlement-line"));
+    expect(withLines).toHaveLength(2);
+    for (const items of withLines) {
+      // The transaction's own settlement is in the same write as its line.
+      expect(items).toContainEqual(expect.objectContaining({ type: "transaction", id: paid.id }));
+    }
+    expect(withLines.map((items) => items.find((item) => item.type === "settlement-line"))).toEqual([
+      expect.objectContaining({ movement: "sale", amount: "11.00", transaction_id: paid.id, day }),
+      expect.objectContaining({ movement: "refund", amount: "1.00", transaction_id: paid.id, day }),
+    ]);
+  });
+
+  it("flag an item whose amount differs from its transaction's, and a settled transaction no payout contains", async () => {
+    const env = await environment();
+    const day = await nextDayAt(env, 9);
+    const paid = await pay(env, "25.00", CREDIT);
+    const other = await pay(env, "6.00", CREDIT);
+    // The gateway's record of the first says another amount than the transaction settled.
+    const wrong = (await linesOfDay(env.scope, day)).find((line) => line.transaction_id === paid.id);
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.settlementLine(env.scope, day, String(wrong?.id)),
+        UpdateExpression: "SET amount = :amount",
+        ExpressionAttributeValues: { ":amount": "24.00" },
+      }),
+    );
+    await advanceTo(env, pastMidnight(day));
+    const [payout] = await payouts(env);
+    expect(payout.reconciliation).toMatchObject({
+      status: "mismatched",
+      unmatched_items: 1,
+      unpaid_transactions: [],
+    });
+    const items = await itemsOf(env, payout.id);
+    expect(items.find((item: Json) => item.transaction_id === paid.id)).toMatchObject({
+      amount: "24.00",
+      reconciled: false,
+      mismatch: "the transaction captured 25.00, the item 24.00",
+    });
+    expect(items.find((item: Json) => item.transaction_id === other.id)).toMatchObject({ reconciled: true });
+
+    // A movement recorded under the day after it closed (a container whose view of the clock was late):
+    // never paid twice nor silently lost, the close run again reports it.
+    const late = await pay(env, "9.00", CREDIT);
+    const [lateLine] = await linesOfDay(env.scope, pastMidnight(day).slice(0, 10));
+    await dynamo.send(
+      new PutCommand({
+        TableName: config.tableName,
+        Item: {
+          ...keys.settlementLine(env.scope, day, String(lateLine?.id)),
+          type: "settlement-line",
+          ...lateLine,
+          day,
+        },
+      }),
+    );
+    expect(lateLine?.transaction_id).toBe(late.id);
+    await close(env.scope, day);
+    const rechecked = (await env.client.get(`/payouts/${payout.id}`)).body.payout;
+    expect(rechecked.reconciliation).toMatchObject({ status: "mismatched", unpaid_transactions: [late.id] });
+    expect(rechecked.amount).toBe(payout.amount);
+    expect(await itemsOf(env, payout.id)).toHaveLength(2);
+  });
+
   it("keep each project's payouts to itself", async () => {
     const env = await environment();
     const other = await environment();
@@ -389,7 +481,9 @@ describe("payouts of the sandbox gateway", () => {
     expect([...page1.body.items, ...page2.body.items]).toEqual(all);
     const descending = await env.client.get(`/payouts/${payout.id}/items?limit=10`);
     expect(descending.body.items).toEqual([...all].reverse());
-    const before = await env.client.get(`/payouts/${payout.id}/items?limit=1&order=asc&end_before=${all[2].id}`);
+    const before = await env.client.get(
+      `/payouts/${payout.id}/items?limit=1&order=asc&end_before=${all[2].id}`,
+    );
     expect(before.body.items).toEqual([all[1]]);
     expect((await env.client.get("/payouts?limit=abc")).status).toBe(400);
     expect((await env.client.get("/payouts?start_after=tr_x")).body.invalid_fields[0].name).toBe(
