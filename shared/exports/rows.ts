@@ -7,6 +7,8 @@ import { TABLE } from "../db/table.ts";
 import { ID_PREFIXES, type IdKind } from "../ids.ts";
 import { transactionFromItem } from "../payments/store.ts";
 import { presentTransaction } from "../payments/transaction.ts";
+import { type Payout, presentPayout } from "../payouts/payout.ts";
+import { pageOfPayoutItems } from "../payouts/store.ts";
 import type { ExportType } from "./catalogue.ts";
 
 /**
@@ -28,19 +30,64 @@ export interface RowQuery {
   clockOffsetMs: number;
 }
 
-/** A source of one type's rows: the listed entity it reads, its ids, and the row of one item. */
+/**
+ * A source of one type's rows: the listed entity whose listing partition it reads, the kind of its
+ * ids when they carry the real time of creation (then the id range read is bounded by the period),
+ * and the rows of one item read.
+ */
 interface RowSource {
   entity: ListedEntity;
-  idKind: IdKind;
-  row(item: Record<string, unknown>): ExportRow;
+  idKind?: IdKind;
+  /** Which items read belong to the period (a DynamoDB filter). */
+  period(query: RowQuery): PeriodFilter;
+  rows(query: RowQuery, item: Record<string, unknown>): AsyncIterable<ExportRow> | Iterable<ExportRow>;
 }
+
+interface PeriodFilter {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, string | null>;
+}
+
+/** Created in the period (business time). */
+const createdIn = (query: RowQuery): PeriodFilter => ({
+  expression: "#created >= :from AND #created < :to",
+  names: { "#created": "created_at" },
+  values: { ":from": query.from, ":to": query.to },
+});
+
+/** The first midnight (UTC) at or after `iso`, as a day. */
+function dayFrom(iso: string): string {
+  const at = Date.parse(iso);
+  const midnight = Math.ceil(at / 86_400_000) * 86_400_000;
+  return new Date(midnight).toISOString().slice(0, 10);
+}
+
+/**
+ * Paying out a business day that begins in the period (the sandbox gateway's daily payouts, made
+ * at the day's close, belong to the day they pay out); a provider's payout without a business day
+ * when it settled in the period.
+ */
+const payingOutIn = (query: RowQuery): PeriodFilter => ({
+  expression:
+    "(#day >= :fromDay AND #day < :toDay) OR ((attribute_not_exists(#day) OR #day = :null) AND #settled >= :from AND #settled < :to)",
+  names: { "#day": "business_day", "#settled": "settled_at" },
+  values: {
+    ":fromDay": dayFrom(query.from),
+    ":toDay": dayFrom(query.to),
+    ":null": null,
+    ":from": query.from,
+    ":to": query.to,
+  },
+});
 
 const transactions: RowSource = {
   entity: "transaction",
   idKind: "transaction",
-  row(item) {
+  period: createdIn,
+  *rows(_query, item) {
     const transaction = presentTransaction(transactionFromItem(item));
-    return {
+    yield {
       id: transaction.id,
       invoice_id: transaction.invoice_id,
       customer_id: transaction.customer_id,
@@ -68,27 +115,93 @@ const transactions: RowSource = {
   },
 };
 
-/** The row sources of the types whose data exists in this deployment. */
-const SOURCES: Partial<Record<ExportType, RowSource>> = { transactions };
-
-export class ExportTypeUnavailable extends Error {
-  override name = "ExportTypeUnavailable";
+/** A payout item as stored (`shared/payouts/store.ts`): its own type is kept as `item_type`. */
+function payoutRecord(item: Record<string, unknown>): Payout {
+  const { pk, sk, gsi1pk, gsi1sk, type, version, ...payout } = item;
+  return payout as unknown as Payout;
 }
 
-export function canExport(type: ExportType): boolean {
-  return SOURCES[type] !== undefined;
-}
+/** Payouts of the period (their ids hold their business day, not real time: no id range). */
+const payouts: RowSource = {
+  entity: "payout",
+  period: payingOutIn,
+  *rows(_query, item) {
+    const payout = presentPayout(payoutRecord(item));
+    yield {
+      id: payout.id,
+      status: payout.status,
+      amount: payout.amount,
+      currency: payout.currency,
+      bank_name: payout.bank_name,
+      bank_summary: payout.bank_summary,
+      sales_transactions: payout.sales_transactions,
+      sales_volume: payout.sales_volume,
+      refunds_transactions: payout.refunds_transactions,
+      refunds_volume: payout.refunds_volume,
+      chargebacks_transactions: payout.chargebacks_transactions,
+      chargebacks_volume: payout.chargebacks_volume,
+      fees: payout.fees,
+      adjustments: payout.adjustments,
+      reserve: payout.reserve,
+      settled_at: payout.settled_at,
+      created_at: payout.created_at,
+    };
+  },
+};
+
+/** The items of the payouts of the period, a page of each payout's items at a time. */
+const payoutItems: RowSource = {
+  entity: "payout",
+  period: payingOutIn,
+  async *rows(query, item) {
+    const payout = payoutRecord(item);
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await pageOfPayoutItems(query.scope, payout, {
+        limit: ROWS_PER_PAGE,
+        order: "asc",
+        ...(startAfter === undefined ? {} : { startAfter }),
+      });
+      for (const payoutItem of page.items) {
+        yield {
+          id: payoutItem.id,
+          payout_id: payoutItem.payout_id,
+          transaction_id: payoutItem.transaction_id,
+          type: payoutItem.type,
+          gateway_resource_id: payoutItem.gateway_resource_id,
+          amount: payoutItem.amount,
+          fees: payoutItem.fees,
+          ...payoutItem.breakdown,
+          currency: payoutItem.currency,
+          created_at: payoutItem.created_at,
+        };
+      }
+      if (!page.hasMore) return;
+      startAfter = page.items.at(-1)?.id;
+    }
+  },
+};
+
+const SOURCES: Record<ExportType, RowSource> = {
+  transactions,
+  payouts,
+  payout_items: payoutItems,
+};
 
 /** The rows of the query, in creation order, one page of the table at a time. */
 export async function* exportRows(query: RowQuery): AsyncGenerator<ExportRow> {
   const source = SOURCES[query.type];
-  if (!source) throw new ExportTypeUnavailable(`${query.type} cannot be exported in this deployment`);
-  const prefix = ID_PREFIXES[source.idKind];
   const fromMs = Date.parse(query.from) - Math.max(0, query.clockOffsetMs);
   const toMs = Date.parse(query.to);
-  // Ids hold the real time of creation, at most `created_at` and at least `created_at` less the offset.
-  const lowest = `${prefix}${encodeTime(Math.max(0, fromMs), 10)}`;
-  const highest = `${prefix}${encodeTime(toMs, 10)}~`;
+  // Ids that hold the real time of creation are at most `created_at`, and at least `created_at`
+  // less the clock's offset: the id range read is bounded by the period.
+  const range = source.idKind
+    ? {
+        lowest: `${ID_PREFIXES[source.idKind]}${encodeTime(Math.max(0, fromMs), 10)}`,
+        highest: `${ID_PREFIXES[source.idKind]}${encodeTime(toMs, 10)}~`,
+      }
+    : undefined;
+  const period = source.period(query);
   const index = TABLE.indexes.gsi1;
   let exclusiveStartKey: QueryCommandOutput["LastEvaluatedKey"];
   do {
@@ -96,26 +209,24 @@ export async function* exportRows(query: RowQuery): AsyncGenerator<ExportRow> {
       new QueryCommand({
         TableName: config.tableName,
         IndexName: index.name,
-        KeyConditionExpression: "#pk = :pk AND #sk BETWEEN :lowest AND :highest",
-        FilterExpression: "#created >= :from AND #created < :to",
+        KeyConditionExpression: `#pk = :pk${range ? " AND #sk BETWEEN :lowest AND :highest" : ""}`,
+        FilterExpression: period.expression,
         ExpressionAttributeNames: {
           "#pk": index.partitionKey,
-          "#sk": index.sortKey,
-          "#created": "created_at",
+          ...(range ? { "#sk": index.sortKey } : {}),
+          ...period.names,
         },
         ExpressionAttributeValues: {
           ":pk": keys.listingPartition(query.scope, source.entity),
-          ":lowest": lowest,
-          ":highest": highest,
-          ":from": query.from,
-          ":to": query.to,
+          ...(range ? { ":lowest": range.lowest, ":highest": range.highest } : {}),
+          ...period.values,
         },
         ScanIndexForward: true,
         Limit: ROWS_PER_PAGE,
         ExclusiveStartKey: exclusiveStartKey,
       }),
     );
-    for (const found of output.Items ?? []) yield source.row(found);
+    for (const found of output.Items ?? []) yield* source.rows(query, found);
     exclusiveStartKey = output.LastEvaluatedKey;
   } while (exclusiveStartKey);
 }

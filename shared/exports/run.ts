@@ -4,7 +4,7 @@ import { logger } from "../observability/logger.ts";
 import { csvStream } from "./csv.ts";
 import type { ExportRecord } from "./export.ts";
 import { findExport, finishExport, recordDelivery, takeExport } from "./export-store.ts";
-import { canExport, exportRows } from "./rows.ts";
+import { exportRows } from "./rows.ts";
 import { DeliveryError, deliverBySftp } from "./sftp-delivery.ts";
 import { openSecret, pinHostKey, recordDeliveryError, sftpSettingsOf } from "./sftp-settings.ts";
 import { exportStorage } from "./storage/index.ts";
@@ -33,11 +33,6 @@ export async function runExport(scope: Scope, id: string): Promise<RunOutcome> {
     const found = await findExport(scope, id);
     if (!found) return { kind: "missing" };
     return found.status === "completed" ? { kind: "completed", record: found } : { kind: "busy" };
-  }
-  if (!canExport(held.type)) {
-    const error = `${held.type} exports are not available in this deployment yet`;
-    await finishExport(held, { status: "failed", error });
-    return { kind: "failed", record: { ...held, status: "failed", error }, retry: false };
   }
   try {
     const rows = exportRows({

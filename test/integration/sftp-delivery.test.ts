@@ -306,3 +306,82 @@ describe("SFTP settings", () => {
     expect(answer.body.invalid_fields[0].name).toBe("private_key");
   });
 });
+
+describe("a sandbox day on the clock", () => {
+  it("closes the day: its payout, and the day's transactions, payouts and payout items delivered by SFTP", async () => {
+    const sftp = await server({ username: "acme", password: "day-pass" });
+    const { client, scope } = await environment();
+    await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `127.0.0.1:${sftp.port}`,
+      username: "acme",
+      password: "day-pass",
+    });
+    await client.post("/exports/layouts", layout);
+    await client.post("/exports/layouts", {
+      name: "Payouts",
+      type: "payouts",
+      is_default: true,
+      configuration: {
+        columns: [
+          { name: "id", rename: "Payout" },
+          { name: "amount", rename: null },
+          { name: "sales_transactions", rename: "Sales" },
+          { name: "fees", rename: null },
+        ],
+        time: null,
+        amount: { precision: null, separator: "." },
+      },
+    });
+    await client.post("/exports/layouts", {
+      name: "Items",
+      type: "payout_items",
+      is_default: true,
+      configuration: {
+        columns: [
+          { name: "transaction_id", rename: "Transaction" },
+          { name: "type", rename: null },
+          { name: "amount", rename: null },
+        ],
+        time: null,
+        amount: null,
+      },
+    });
+
+    // The next day on the environment's clock, 10:00: two payments; then past midnight.
+    const now = Date.parse((await client.get("/sandbox/clock")).body.clock.now);
+    const day = new Date(now + 86_400_000).toISOString().slice(0, 10);
+    expect((await client.post("/sandbox/clock", { advance_to: `${day}T10:00:00.000Z` })).status).toBe(200);
+    const first = await capturedTransaction(client, "20.00");
+    const second = await capturedTransaction(client, "5.50");
+    expect(first.created_at.slice(0, 10)).toBe(day);
+    const midnight = new Date(Date.parse(`${day}T00:01:00.000Z`) + 86_400_000).toISOString();
+    const advanced = await client.post("/sandbox/clock", { advance_to: midnight });
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+
+    const payouts = (await client.get("/payouts")).body.payouts;
+    expect(payouts).toHaveLength(1);
+    const payout = payouts[0];
+    expect(sftp.files.get(`transactions_${day}.csv`)?.toString("utf8")).toBe(
+      `Reference,Date,"Captured ""net""",currency\r\n` +
+        `${first.id},${dateTime(first.created_at)},"20,0",EUR\r\n` +
+        `${second.id},${dateTime(second.created_at)},"5,5",EUR\r\n`,
+    );
+    expect(sftp.files.get(`payouts_${day}.csv`)?.toString("utf8")).toBe(
+      `Payout,amount,Sales,fees\r\n${payout.id},${payout.amount},2,${payout.fees}\r\n`,
+    );
+    const items = (await client.get(`/payouts/${payout.id}/items`)).body.items;
+    const itemLines = [...items]
+      .sort((a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1))
+      .map(
+        (item: { transaction_id: string; type: string; amount: string }) =>
+          `${item.transaction_id},${item.type},${item.amount}\r\n`,
+      )
+      .join("");
+    expect(sftp.files.get(`payout_items_${day}.csv`)?.toString("utf8")).toBe(
+      `Transaction,type,amount\r\n${itemLines}`,
+    );
+    expect(items.map((item: { transaction_id: string }) => item.transaction_id).sort()).toEqual(
+      [first.id, second.id].sort(),
+    );
+  });
+});
