@@ -162,6 +162,29 @@ export const routes: readonly RouteDeclaration[] = [
     table: "write",
     scheduler: "cancel",
   },
+  // 3-D Secure without paying (two routes, one operation), and payouts to a card
+  // (shared/payments/authenticate.ts, payout.ts): they open the card to send it to the gateway.
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/three-d-s",
+    handler: "invoices/three-d-s",
+    table: "write",
+    cardVault: "open",
+  },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/authenticate",
+    handler: "invoices/authenticate",
+    table: "write",
+    cardVault: "open",
+  },
+  {
+    method: "POST",
+    path: "/invoices/{invoice_id}/payout",
+    handler: "invoices/payout",
+    table: "write",
+    cardVault: "open",
+  },
   {
     method: "POST",
     path: "/invoices/{invoice_id}/refunds",

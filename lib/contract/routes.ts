@@ -11,7 +11,14 @@ import type { ResourceType } from "../../shared/expansion/fields.ts";
 import { configurationInput } from "../../shared/gateways/schema.ts";
 import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/schema.ts";
 import { nativePaymentInput } from "../../shared/payments/native.ts";
-import { authorizeInput, captureInput, incrementInput, refundInput } from "../../shared/payments/schema.ts";
+import {
+  authenticateInput,
+  authorizeInput,
+  captureInput,
+  incrementInput,
+  payoutInput,
+  refundInput,
+} from "../../shared/payments/schema.ts";
 import {
   createLayoutInput,
   requestExportInput,
@@ -267,6 +274,33 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "Void an invoice's authorization",
     expand: "transaction",
     answer: one("transaction", transactionSchema),
+  },
+  "POST /invoices/{invoice_id}/three-d-s": {
+    summary: "Start 3-D Secure without paying",
+    description:
+      "The cardholder authenticates for the invoice with `source` (the same rounds as an authorization's; after a round, `source` is the card again or the `gway_req_…` answer); nothing is reserved with the issuer. A later authorize or capture with the same card keeps the authentication (no new challenge); another card starts over. Answers `customer_action` (`{}` once authenticated) and the transaction.",
+    body: authenticateInput,
+    expand: "transaction",
+    answer: payment,
+    example: { source: "card_01JZ5Y8W9E0000000000000000", enable_three_d_s_2: true },
+  },
+  "POST /invoices/{invoice_id}/authenticate": {
+    summary: "Authenticate the cardholder without paying",
+    description:
+      "The same operation as `three-d-s`, with authorize's keys, answered as authorize answers. The Node and Ruby clients send it to the literal path `/invoices/:invoice_id/authenticate`, which names no invoice: 404 `resource.invoice.not-found`.",
+    body: authenticateInput,
+    expand: "transaction",
+    answer: payment,
+    example: { source: "card_01JZ5Y8W9E0000000000000000" },
+  },
+  "POST /invoices/{invoice_id}/payout": {
+    summary: "Pay the invoice's amount out to a card",
+    description:
+      "An original credit to the card or customer token `source`, through `gateway_configuration_id` (else the first configuration whose gateway pays out to cards; `force_gateway_configuration_id` pins it, and a payout never moves to another). The invoice's one transaction, `completed` with an operation of type `payout`. An invoice paid, being paid or paid out is a 409; a gateway that cannot pay out to cards (Stripe, Adyen's Checkout API) a 400 naming `gateway_configuration_id`.",
+    body: payoutInput,
+    expand: "transaction",
+    answer: one("transaction", transactionSchema),
+    example: { source: "card_01JZ5Y8W9E0000000000000000", metadata: { reason: "winnings" } },
   },
   "POST /invoices/{invoice_id}/refunds": {
     summary: "Refund an invoice's payment",

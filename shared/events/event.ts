@@ -26,6 +26,7 @@ export type EventName =
   | "transaction.voided"
   | "transaction.refunded"
   | "transaction.refund_failed"
+  | "transaction.paid_out"
   | "invoice.completed"
   | "invoice.pending"
   | "plan.created"

@@ -25,6 +25,11 @@ export interface PaymentConnector {
   card?: CardOperations;
   /** Native APM payments; absent when the provider offers none. */
   nativeApm?: NativeApmOperations;
+  /**
+   * Payouts to a card (an original credit: money goes to the cardholder); absent when the provider
+   * cannot pay out to cards through this connector.
+   */
+  payout?(request: PayoutRequest): Promise<PayoutOutcome>;
   capture(request: FollowUpRequest): Promise<CaptureOutcome>;
   void(request: VoidRequest): Promise<OperationOutcome>;
   refund(request: FollowUpRequest): Promise<OperationOutcome>;
@@ -40,7 +45,36 @@ export interface CardOperations {
   incrementAuthorization(request: FollowUpRequest): Promise<OperationOutcome>;
   /** A zero-amount check that the card exists and may be charged (customer token verification). */
   verifyCard(request: VerifyRequest): Promise<VerifyOutcome>;
+  /**
+   * 3-D Secure without a payment: the cardholder authenticates for `amount` (the same rounds as an
+   * authorization's), and nothing is reserved with the issuer. The authentication is given back to
+   * the payment's authorization (`ThreeDSContext.authenticated`). Absent when the provider cannot.
+   */
+  authenticate?(request: AuthorizeRequest): Promise<AuthenticateOutcome>;
 }
+
+/** A payout to a card: `amount` credited to the cardholder (an original credit transaction). */
+export interface PayoutRequest extends ConnectorScope {
+  /** Our id of this payout; the provider's idempotency reference. */
+  reference: string;
+  amount: string;
+  currency: string;
+  card: CardCredentials;
+}
+
+export type PayoutOutcome = { status: "approved"; gatewayReference: string } | Declined;
+
+/** How a 3DS authentication without payment ended (see `CardOperations.authenticate`). */
+export type AuthenticateOutcome =
+  | {
+      status: "authenticated";
+      /** `not-applicable`: the issuer asked for no authentication (nothing to give the authorization). */
+      threeDS: Exclude<ThreeDSStatus, "failed">;
+      /** The provider's id of the authentication, which the authorization names. */
+      authenticationReference: string;
+    }
+  | (Declined & { threeDS: ThreeDSStatus })
+  | CustomerActionOutcome;
 
 /**
  * A native APM payment runs in steps: each sends the values the customer gave for the parameters
@@ -164,6 +198,12 @@ export interface ThreeDSContext {
    * (`retry_drop_liability_shift`): no authentication is requested. Absent: the provider decides.
    */
   demand?: "required" | "dropped";
+  /**
+   * The cardholder was authenticated before, for this payment, by an authentication without payment
+   * (`CardOperations.authenticate`) with this card and this configuration: the issuer is not asked
+   * again, and the authorization keeps that authentication's result (and its liability shift).
+   */
+  authenticated?: { status: "frictionless" | "challenge-passed"; reference: string };
 }
 
 /**
@@ -205,7 +245,9 @@ export type OperationKind =
   | "refund"
   | "increment"
   | "verification"
-  | "native-payment";
+  | "native-payment"
+  | "authentication"
+  | "payout";
 
 export interface LookupRequest extends ConnectorScope {
   kind: OperationKind;
@@ -313,7 +355,9 @@ export type RecordedOutcome =
   | CaptureOutcome
   | OperationOutcome
   | VerifyOutcome
-  | NativePaymentOutcome;
+  | NativePaymentOutcome
+  | AuthenticateOutcome
+  | PayoutOutcome;
 
 export type LookupOutcome = { status: "not-found" } | { status: "found"; outcome: RecordedOutcome };
 

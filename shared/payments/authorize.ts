@@ -25,6 +25,7 @@ import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.t
 import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
 import { threeDSChannelOf } from "../three-d-s/schema.ts";
 import { parseInput } from "../validation/parse.ts";
+import { beforeAuthorization, isAuthenticationOnly, paidOut } from "./authenticate.ts";
 import { cancelAutoCapture, scheduleAutoCapture } from "./auto-capture.ts";
 import { answered, nextStep, noCascade, routed } from "./cascade.ts";
 import {
@@ -248,6 +249,10 @@ export async function authorizeStep(
       }
       return runAuthorization(request, known, created.held, source, scheme, options, mode, created.probe);
     }
+    if (current.record.kind === "payout") throw paidOut(known.id, current.record.id);
+    // After 3DS without paying: its result is reused, or another card starts over (`authenticate.ts`).
+    if (isAuthenticationOnly(current.record))
+      current = await beforeAuthorization(request, known, current, source, options);
     const { record } = current;
     if (record.card_id !== source.cardId || record.token_id !== source.tokenId) {
       throw conflict(
@@ -628,7 +633,18 @@ function threeDSContextOf(record: TransactionRecord): ThreeDSContext {
   const demand = record.pending?.three_d_s_demand;
   // Dropped: another provider authenticated the cardholder; this one is asked for no authentication.
   if (demand === "dropped") return { ...threeDSContext(attempt, undefined, record.id), demand };
+  // Authenticated before without paying, with this card through this configuration: kept.
+  const before = record.authenticated;
+  const authenticated =
+    before &&
+    before.status !== "not-applicable" &&
+    before.gateway_configuration_id === record.gateway_configuration_id &&
+    before.card_id === record.card_id &&
+    before.token_id === record.token_id
+      ? { authenticated: { status: before.status, reference: before.reference } }
+      : {};
   return {
+    ...authenticated,
     ...threeDSContext(
       attempt,
       record.authentication?.answer,

@@ -58,6 +58,23 @@ export const captureInput = z.object({
 });
 export const incrementInput = z.object({ amount });
 
+/**
+ * 3-D Secure without paying (`POST /invoices/{id}/three-d-s`, `/authenticate`): the keys of a card
+ * payment (the clients send authorize's to `authenticate`; capture options are dropped as unknown).
+ */
+export const authenticateInput = z.object(cardPaymentFields);
+
+/**
+ * A payout to a card or customer token. `force_gateway_configuration_id` pins the payout to
+ * `gateway_configuration_id` as that field pins an authorization (a payout never moves to another).
+ */
+export const payoutInput = z.object({
+  source,
+  gateway_configuration_id: cardPaymentFields.gateway_configuration_id,
+  force_gateway_configuration_id: z.preprocess(absentIfNull, booleanField),
+  metadata: pairs,
+});
+
 /** A refund: `amount` defaults to everything left to refund. */
 export const refundInput = z.object({
   amount: optionalAmount,
@@ -69,3 +86,5 @@ export const refundInput = z.object({
 export type AuthorizeInput = z.output<typeof authorizeInput>;
 export type CaptureInput = z.output<typeof captureInput>;
 export type RefundInput = z.output<typeof refundInput>;
+export type AuthenticateInput = z.output<typeof authenticateInput>;
+export type PayoutInput = z.output<typeof payoutInput>;

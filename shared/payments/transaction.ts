@@ -82,7 +82,14 @@ export interface NativeApmState {
   message: string;
 }
 
-export type OperationType = "request" | "three_d_s_check" | "authorization" | "capture" | "void" | "refund";
+export type OperationType =
+  | "request"
+  | "three_d_s_check"
+  | "authorization"
+  | "capture"
+  | "void"
+  | "refund"
+  | "payout";
 
 export interface Operation {
   id: string;
@@ -112,7 +119,17 @@ export interface Refund {
   created_at: string;
 }
 
-export type PendingType = "authorization" | "native-payment" | "capture" | "void" | "refund" | "increment";
+export type PendingType =
+  | "authorization"
+  | "native-payment"
+  | "capture"
+  | "void"
+  | "refund"
+  | "increment"
+  /** 3-D Secure without a payment (`authenticate.ts`): nothing is reserved with the issuer. */
+  | "authentication"
+  /** A payout to the card (`payout.ts`). */
+  | "payout";
 
 /** A reserved provider call: who may make it until when, and with which reference. */
 export interface PendingOperation {
@@ -238,6 +255,25 @@ export interface TransactionRecord {
   attempts?: AuthorizationAttempt[];
   /** Why the payment went where it went (absent before routing kept it). */
   routing?: RoutingExplanation | null;
+  /** `payout`: money paid to the card (`payout.ts`); absent: a payment. */
+  kind?: "payment" | "payout";
+  /**
+   * The cardholder's authentication without payment (`authenticate.ts`), once it succeeded: the
+   * authorization that follows with the same card and configuration keeps it (no new challenge).
+   */
+  authenticated?: AuthenticatedCardholder | null;
+}
+
+/** An authentication without payment that succeeded, with what it was made with. */
+export interface AuthenticatedCardholder {
+  /** `not-applicable`: the issuer asked for no authentication (nothing for the authorization to keep). */
+  status: "frictionless" | "challenge-passed" | "not-applicable";
+  /** The provider's id of the authentication. */
+  reference: string;
+  gateway_configuration_id: string;
+  card_id: string | null;
+  token_id: string | null;
+  at: string;
 }
 
 /** Capturing an authorization is allowed for 7 days after it. */
@@ -334,7 +370,7 @@ function zeroIn(currency: string): string {
   return fromMinorUnits(0n, currency);
 }
 
-function operation(
+export function operation(
   type: OperationType,
   amount: string,
   success: boolean,
@@ -374,7 +410,9 @@ export function reserved(
       lease_until: leaseFromNow(),
       refund: extra.refund ?? null,
       three_d_s:
-        type === "authorization" ? attemptOf(record.authentication, extra.channel ?? "browser") : null,
+        type === "authorization" || type === "authentication"
+          ? attemptOf(record.authentication, extra.channel ?? "browser")
+          : null,
       ...(extra.thenCapture === undefined
         ? {}
         : { chained_capture: { id: newId("operation"), type: "capture", amount: extra.thenCapture } }),
@@ -532,8 +570,12 @@ export function failedAttempt(
   };
 }
 
-/** Increments and native APM steps are authorizations of the payment's amount, for the record. */
+/**
+ * Increments and native APM steps are authorizations of the payment's amount, for the record; an
+ * authentication without payment is a 3DS check.
+ */
 function operationTypeOf(type: PendingType): OperationType {
+  if (type === "authentication") return "three_d_s_check";
   return type === "increment" || type === "native-payment" ? "authorization" : type;
 }
 

@@ -1,5 +1,6 @@
 import { amountProblemIn, isZeroAmount } from "../../money.ts";
 import type {
+  AuthenticateOutcome,
   AuthorizeOutcome,
   AuthorizeRequest,
   CaptureOutcome,
@@ -8,11 +9,14 @@ import type {
   FollowUpRequest,
   NativeApmOperations,
   OperationOutcome,
+  PaymentConnector,
+  PayoutOutcome,
   VerifyOutcome,
 } from "../connector.ts";
 import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import { type SandboxLedger, tableLedger } from "./ledger.ts";
 import { decideNativePayment } from "./native-apm.ts";
+import { decidePayout } from "./payout.ts";
 import { delayed, listed, type Rehearsal } from "./rehearsal.ts";
 import {
   cardDecision,
@@ -40,7 +44,11 @@ import { decideThreeDS } from "./three-d-s.ts";
  *
  * 3-D Secure happens at authorization, and at a verification when the caller runs it (a browser or
  * app verifying a customer token): the 3DS test cards ask for the rounds `three-d-s.ts` describes,
- * one customer action per attempt, until the answers let the issuer decide.
+ * one customer action per attempt, until the answers let the issuer decide. An authentication
+ * without payment (`authenticate`) runs the same rounds and reserves nothing; the authorization
+ * that follows it keeps its result (`ThreeDSContext.authenticated`).
+ *
+ * Payouts credit the card (`payout.ts`: the cards that decline them).
  *
  * What the follow-ups of an approved authorization do (capture, refund, increment of a test card)
  * is carried in the gateway reference it returns: `sandbox.<follow-up behaviour>.<reference>`.
@@ -51,7 +59,10 @@ import { decideThreeDS } from "./three-d-s.ts";
 export function sandboxGateway(
   ledger: SandboxLedger = tableLedger,
   rehearsal?: Rehearsal,
-): CardConnector & { nativeApm: NativeApmOperations } {
+): CardConnector & {
+  nativeApm: NativeApmOperations;
+  payout: NonNullable<PaymentConnector["payout"]>;
+} {
   /** Before every operation: the rehearsal's latency, and its outage (nothing is done nor recorded). */
   const reach = async () => {
     await delayed(rehearsal);
@@ -175,6 +186,33 @@ export function sandboxGateway(
         )) as OperationOutcome;
       },
 
+      async authenticate(request) {
+        await reach();
+        const behaviour = testCardBehaviour(request.card.number);
+        const threeDS = decideThreeDS(behaviour, request.initiator, request.scheme, request.threeDS);
+        const outcome: AuthenticateOutcome =
+          threeDS.next === "act"
+            ? {
+                status: "customer-action",
+                customerAction: threeDS.action,
+                round: threeDS.round,
+                threeDS: "challenge-required",
+              }
+            : threeDS.next === "decline"
+              ? { ...declined("card.failed-three-d-s"), threeDS: "failed" }
+              : {
+                  status: "authenticated",
+                  threeDS: threeDS.status,
+                  authenticationReference: `sandbox.authentication.${request.reference}`,
+                };
+        return (await ledger.record(
+          request.scope,
+          "authentication",
+          request.reference,
+          outcome,
+        )) as AuthenticateOutcome;
+      },
+
       async verifyCard(request) {
         await reach();
         const behaviour = testCardBehaviour(request.card.number);
@@ -220,6 +258,23 @@ export function sandboxGateway(
           ReturnType<NativeApmOperations["pay"]>
         >;
       },
+    },
+
+    async payout(request) {
+      await reach();
+      const refusedAmount = invalidAmount(request.amount, request.currency);
+      const outcome = await ledger.record(
+        request.scope,
+        "payout",
+        request.reference,
+        refusedAmount ?? decidePayout(request),
+      );
+      if (rehearsal && listed(rehearsal.unknownOutcomes, request.card.number)) {
+        throw new OutcomeUnknown(
+          "The sandbox configuration rehearses a lost answer (a timeout after sending).",
+        );
+      }
+      return outcome as PayoutOutcome;
     },
 
     async capture(request) {

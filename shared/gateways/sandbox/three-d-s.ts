@@ -47,6 +47,8 @@ export function decideThreeDS(
   const requirement =
     own === "none" && context.demand === "required" && initiator === "customer" ? "challenge" : own;
   if (requirement === "none") return { next: "approve", status: "not-applicable" };
+  // Authenticated before for this payment (3DS without paying): the issuer keeps that result.
+  if (context.authenticated) return { next: "approve", status: context.authenticated.status };
   const answer = context.answer;
   if (answer?.kind === "challenge-page" || answer?.kind === "challenge") {
     return answer.approved ? { next: "approve", status: "challenge-passed" } : { next: "decline" };
