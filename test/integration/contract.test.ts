@@ -203,6 +203,31 @@ describe("the contract against live answers", () => {
       await ok("POST /invoices", "/invoices", { body: { name: "D", amount: "2.00", currency: "EUR" } })
     ).invoice;
     await ok("DELETE /invoices/{invoice_id}", `/invoices/${spare.id}`);
+    // 3-D Secure without paying (two routes, one operation), and a payout to a card.
+    const authenticating = (
+      await ok("POST /invoices", "/invoices", { body: { name: "3DS only", amount: "2.00", currency: "EUR" } })
+    ).invoice;
+    await ok(
+      "POST /invoices/{invoice_id}/three-d-s",
+      `/invoices/${authenticating.id}/three-d-s?expand=card`,
+      {
+        body: { source: card.id, enable_three_d_s_2: null },
+      },
+    );
+    await ok("POST /invoices/{invoice_id}/authenticate", `/invoices/${authenticating.id}/authenticate`, {
+      body: { source: card.id },
+    });
+    const winnings = (
+      await ok("POST /invoices", "/invoices", { body: { name: "Winnings", amount: "2.00", currency: "EUR" } })
+    ).invoice;
+    await ok("POST /invoices/{invoice_id}/payout", `/invoices/${winnings.id}/payout?expand=invoice`, {
+      body: {
+        source: card.id,
+        gateway_configuration_id: null,
+        force_gateway_configuration_id: null,
+        metadata: { reason: "winnings" },
+      },
+    });
 
     // 3DS: a challenge page and its answer.
     const challenged = (
