@@ -21,12 +21,14 @@ import {
 } from "aws-cdk-lib/aws-dynamodb";
 import { Key, KeySpec, KeyUsage } from "aws-cdk-lib/aws-kms";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
 import type { Construct } from "constructs";
 import { TABLE } from "../shared/db/table.ts";
 import { ApiFunction, type CardVaultKeys } from "./api-function.ts";
 import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
+import { buildExportFiles } from "./export-files.ts";
 import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
 import { groupRoutes, RouteStack, type RouteStackInputs } from "./route-stacks.ts";
 import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
@@ -84,6 +86,8 @@ export class PaymentStack extends Stack {
   readonly stage: string;
   readonly table: Table;
   readonly cardKeys: CardVaultKeys;
+  /** The export files (`lib/export-files.ts`), granted to the functions that declare `exportFiles`. */
+  readonly exportFiles: Bucket;
   readonly api: HttpApi;
   readonly apiStage: HttpStage;
   /** Every alarm of the stage notifies this topic (and `alarmEmail`, when given). */
@@ -115,6 +119,7 @@ export class PaymentStack extends Stack {
     const removalPolicy = persistent ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.table = this.buildTable(removalPolicy, persistent);
     this.cardKeys = this.buildCardKeys(removalPolicy);
+    this.exportFiles = buildExportFiles(this, removalPolicy);
 
     // Invoices' checkout links are `<API>/checkout/…` (served by the API itself) unless `checkoutUrl`
     // names another address in front of it.
@@ -159,6 +164,7 @@ export class PaymentStack extends Stack {
       jobs: topology.scheduledJobs,
       table: this.table,
       cardKeys: this.cardKeys,
+      exportFiles: this.exportFiles,
       environment,
       removalPolicy,
     });
@@ -216,7 +222,13 @@ export class PaymentStack extends Stack {
       reason:
         "$default only answers 404 to requests no route matches; it reads no data, so there is nothing to authorize.",
     });
-    this.background = buildBackgroundWork(this, { topology, table: this.table, environment, removalPolicy });
+    this.background = buildBackgroundWork(this, {
+      topology,
+      table: this.table,
+      exportFiles: this.exportFiles,
+      environment,
+      removalPolicy,
+    });
     for (const [handler, fn] of this.background.functions) functions.set(handler, fn);
     this.functions = functions;
 

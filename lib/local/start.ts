@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EXPORTS_DIR_VARIABLE } from "../../shared/exports/names.ts";
 import { BROWSER_ASSETS_DIR_VARIABLE } from "../../shared/http/assets.ts";
 import type { ProjectCredentials } from "../../shared/projects/project.ts";
 import { buildBrowserAssets } from "../browser-assets.ts";
@@ -141,6 +142,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const dynamodbEndpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
     configureEnvironment({ tableName, dynamodbEndpoint, url });
     process.env.CARD_KEY_FILE = join(dataDir, "card-keys.json");
+    // Export files (shared/exports/storage): a folder of the data directory, as the bucket is in AWS.
+    process.env[EXPORTS_DIR_VARIABLE] ??= join(dataDir, "exports");
     // The scripts served to browsers (`GET /assets/…`), built from this checkout's sources.
     browserAssets = await mkdtemp(join(tmpdir(), "payment-api-browser-"));
     await buildBrowserAssets(browserAssets);

@@ -8,3 +8,7 @@ export const EXPORT_ITEM_TYPE = "export";
 
 /** The variable that tells the stream consumer the URL of the export queue. */
 export const EXPORT_QUEUE_URL_VARIABLE = "EXPORT_QUEUE_URL";
+
+/** The variables that choose the export storage: the stage's bucket in AWS, a folder locally. */
+export const EXPORTS_BUCKET_VARIABLE = "EXPORTS_BUCKET";
+export const EXPORTS_DIR_VARIABLE = "EXPORTS_DIR";

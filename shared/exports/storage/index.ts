@@ -1,10 +1,9 @@
+import { EXPORTS_BUCKET_VARIABLE, EXPORTS_DIR_VARIABLE } from "../names.ts";
 import { folderStorage } from "./folder.ts";
 import type { ExportStorage } from "./port.ts";
 import { s3Storage } from "./s3.ts";
 
-/** The variables that choose the export storage: the bucket in AWS, a folder locally. */
-export const EXPORTS_BUCKET_VARIABLE = "EXPORTS_BUCKET";
-export const EXPORTS_DIR_VARIABLE = "EXPORTS_DIR";
+export { EXPORTS_BUCKET_VARIABLE, EXPORTS_DIR_VARIABLE };
 
 let storage: ExportStorage | undefined;
 

@@ -1,0 +1,129 @@
+import { App } from "aws-cdk-lib";
+import type { Template } from "aws-cdk-lib/assertions";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { beforeAll, describe, expect, it } from "vitest";
+import { EXPORT_RETENTION_DAYS } from "../../lib/export-files.ts";
+import { PaymentStack } from "../../lib/payment-stack.ts";
+import {
+  allHandlers,
+  queues,
+  queueWorkers,
+  scheduledJobs,
+  streamConsumers,
+  topology,
+} from "../../lib/topology.ts";
+import {
+  actionsOf,
+  environmentOf,
+  functionLogicalId,
+  resource,
+  resourcesOf,
+  SKIP_BUNDLING,
+  statementsOf,
+  wholeTemplate,
+} from "./templates.ts";
+
+/**
+ * The export files in AWS (`lib/export-files.ts`): one private, encrypted, TLS-only bucket whose
+ * objects expire, used only by the functions that write exports; and the export queue's wiring.
+ */
+describe("export files", () => {
+  let stack: PaymentStack;
+  let template: Template;
+  beforeAll(() => {
+    const app = new App({ context: SKIP_BUNDLING, builtinCloudFormationValidation: false });
+    // The declared topology, less the capture and subscription jobs: each is now told the other's
+    // ARN (both schedule), a dependency cycle CloudFormation refuses that is not the exports' to fix.
+    const { captureInvoice: _capture, subscription: _subscription, ...otherJobs } = scheduledJobs;
+    stack = new PaymentStack(app, "PaymentApi-exports", {
+      stage: "exports",
+      topology: { ...topology, scheduledJobs: otherJobs },
+    });
+    app.synth();
+    template = wholeTemplate(stack);
+  }, 120_000);
+
+  const bucketId = () => stack.getLogicalId(stack.exportFiles.node.defaultChild as never);
+
+  it("are a private, encrypted bucket, reached over TLS only, whose files expire", () => {
+    const bucket = resource(template, bucketId());
+    expect(bucket.Properties).toMatchObject({
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      LifecycleConfiguration: {
+        Rules: [
+          expect.objectContaining({
+            ExpirationInDays: EXPORT_RETENTION_DAYS,
+            AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+            Status: "Enabled",
+          }),
+        ],
+      },
+    });
+    const policies = Object.values(resourcesOf(template, "AWS::S3::BucketPolicy"));
+    const denyInsecure = policies.flatMap(
+      (policy) =>
+        (policy.Properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement,
+    );
+    expect(denyInsecure).toContainEqual(
+      expect.objectContaining({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+    );
+  });
+
+  it("are granted only to the export run and the daily close, which are told the bucket", () => {
+    const writers = ["exports/run", "jobs/daily-close"];
+    for (const handler of allHandlers({
+      ...topology,
+      scheduledJobs: { dailyClose: scheduledJobs.dailyClose },
+    })) {
+      const id = functionLogicalId(template, handler);
+      const s3Actions = actionsOf(statementsOf(template, id)).filter((action) => action.startsWith("s3:"));
+      const told = environmentOf(resource(template, id)).EXPORTS_BUCKET;
+      if (writers.includes(handler)) {
+        expect(s3Actions.sort(), handler).toEqual([
+          "s3:AbortMultipartUpload",
+          "s3:GetObject",
+          "s3:PutObject",
+        ]);
+        expect(told, handler).toEqual({ Ref: bucketId() });
+      } else {
+        expect(s3Actions, handler).toEqual([]);
+        expect(told, handler).toBeUndefined();
+      }
+    }
+  });
+
+  it("run requested exports from the table's stream through their own queue", () => {
+    const consumer = streamConsumers.find((declared) => declared.handler === "exports/enqueue");
+    expect(consumer?.sendsTo).toEqual(["exportRuns"]);
+    const worker = queueWorkers.find((declared) => declared.handler === "exports/run");
+    expect(worker?.queue).toBe("exportRuns");
+    expect(queues.exportRuns.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(
+      worker?.timeoutSeconds ?? Infinity,
+    );
+    const enqueue = functionLogicalId(template, "exports/enqueue");
+    // It relays stream records: the stream's own actions, no table item action.
+    const streamActions = [
+      "dynamodb:DescribeStream",
+      "dynamodb:GetRecords",
+      "dynamodb:GetShardIterator",
+      "dynamodb:ListStreams",
+    ];
+    const tableActions = actionsOf(statementsOf(template, enqueue)).filter(
+      (action) => action.startsWith("dynamodb:") && !streamActions.includes(action),
+    );
+    expect(tableActions).toEqual([]);
+    expect(environmentOf(resource(template, enqueue)).EXPORT_QUEUE_URL).toBeDefined();
+  });
+
+  it("raise no cdk-nag finding", () => {
+    expect(new AwsSolutionsChecks().validateScope(stack).violations).toEqual([]);
+  });
+});
