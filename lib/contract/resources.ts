@@ -547,7 +547,9 @@ export const reconciliationSchema = z
 export const payoutSchema = z.strictObject({
   id: id("`po_…`"),
   project_id: z.string(),
-  status: z.enum(["paid"]),
+  status: z
+    .enum(["paid", "pending", "in_transit", "canceled", "failed"])
+    .check(z.meta({ description: "The sandbox gateway's are `paid`; a provider's as it reports" })),
   amount: signedAmount,
   currency: z.string(),
   metadata: dictionary,

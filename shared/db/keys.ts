@@ -163,6 +163,14 @@ export const keys = {
     sk: `line#${lineId}`,
   }),
   settlementDay: (scope: Scope, day: string) => `${scope}#settlement#${day}`,
+  /**
+   * How far the daily close has read a provider configuration's payouts (`shared/payouts/providers.ts`),
+   * beside the environment's configurations.
+   */
+  providerPayoutCursor: (scope: Scope, configurationId: string): ItemKey => ({
+    pk: scope,
+    sk: `payout-cursor#${configurationId}`,
+  }),
   /** An item of a payout, in its payout's partition (`keys.resource` of the payout), by id. */
   payoutItem: (scope: Scope, payoutId: string, itemId: string): ItemKey =>
     keys.child(scope, payoutId, "payout-item", itemId),

@@ -11,6 +11,7 @@ import { findEnvironment } from "../projects/environment.ts";
 import type { DailyCloseJob } from "../scheduling/port.ts";
 import { feesOf } from "./fees.ts";
 import { derivedId, type Payout, type PayoutItem, presentPayout, type Reconciliation } from "./payout.ts";
+import { closeProviderPayouts } from "./providers.ts";
 import type { SettlementLine } from "./settlement.ts";
 import { closeDueAt } from "./settlement.ts";
 import {
@@ -25,7 +26,8 @@ import {
 /**
  * The daily close of an environment's business day (the `daily-close` job, due at 00:00 of the next
  * day on the environment's clock): (1) the sandbox gateway pays out what it settled that day, one
- * payout per gateway configuration and currency, each line of the day an item of it; (2) the day's
+ * payout per gateway configuration and currency, each line of the day an item of it; (1b) the Stripe
+ * configurations' payouts made since the last close are read (`providers.ts`); (2) the day's
  * exports run (`runDailyExports`, `shared/exports/daily.ts`).
  *
  * Safe to run twice, late, or after a crash half-way: a payout's id follows from the environment,
@@ -49,9 +51,10 @@ export async function runDailyClose(job: DailyCloseJob): Promise<string> {
   const outcomes: string[] = [];
   for (const group of groups.values())
     outcomes.push(await payOut(job.scope, job.day, group, nowIn(environment)));
+  const providers = await closeProviderPayouts(environment);
   await runDailyExports(job.scope, job.day);
   const count = (outcome: string) => outcomes.filter((found) => found === outcome).length;
-  return `payouts: ${count("created")} created, ${count("existing")} existing, ${count("deleted")} deleted`;
+  return `payouts: ${count("created")} created, ${count("existing")} existing, ${count("deleted")} deleted; Stripe payouts: ${providers}`;
 }
 
 /** The payout id of a day, configuration and currency: the same on every run. */

@@ -10,7 +10,8 @@ import type { FeeBreakdown } from "./fees.ts";
  * reference's Payout and PayoutItem shapes, plus the configuration that paid it and what its
  * reconciliation found.
  */
-export type PayoutStatus = "paid";
+/** The sandbox gateway's are paid at once; a provider's as it reports (Stripe's payout statuses). */
+export type PayoutStatus = "paid" | "pending" | "in_transit" | "canceled" | "failed";
 
 /** What matching the payout against our transactions found (`close.ts`, `reconcile.ts`). */
 export interface Reconciliation {

@@ -34,6 +34,7 @@ export interface SettlementLine {
   /** The sandbox gateway's reference of the payment (the transaction's `gateway_reference`). */
   gateway_reference: string;
   gateway_configuration_id: string;
+  gateway_name: string;
   currency: string;
   /** What moved, positive, in the currency's major unit. */
   amount: string;
@@ -57,16 +58,17 @@ export function closeDueAt(day: string): Date {
 }
 
 /**
- * The lines a settlement makes, from the transaction before (`held`) and after (`next`) it: a
+ * The money a settlement moves, from the transaction before (`held`) and after (`next`) it: a
  * successful capture is a sale (and a chargeback when the gateway reports it charged back), a
- * successful refund a refund. Only the sandbox gateway's (providers report their own payouts).
+ * successful refund a refund. Every gateway's: the day's close is scheduled for any of them (it
+ * reads the providers' payouts too); only the sandbox gateway's are written as lines
+ * (`settlementLineWrites`): providers report their own payouts.
  */
 export function settlementLinesOf(
   held: TransactionRecord,
   next: TransactionRecord,
   now: Date,
 ): SettlementLine[] {
-  if (next.gateway_name !== SETTLEMENT_GATEWAY) return [];
   const day = businessDay(now);
   const added = next.operations.filter(
     (op) => op.success && !held.operations.some((old) => old.id === op.id),
@@ -81,6 +83,7 @@ export function settlementLinesOf(
     refund_id: refundId,
     gateway_reference: next.gateway_reference ?? next.id,
     gateway_configuration_id: next.gateway_configuration_id,
+    gateway_name: next.gateway_name,
     currency: next.currency,
     amount,
     card_scheme: next.routing?.facts.card_scheme ?? null,
@@ -104,14 +107,16 @@ export function settlementLinesOf(
   });
 }
 
-/** The writes of the lines, for the settlement's transaction (a line's key is its operation's). */
+/** The writes of the sandbox gateway's lines, for the settlement's transaction (keyed by operation). */
 export function settlementLineWrites(lines: readonly SettlementLine[]): TransactItem[] {
-  return lines.map((line) => ({
-    Put: {
-      TableName: config.tableName,
-      Item: { ...keys.settlementLine(line.project_id, line.day, line.id), type: ENTITY, ...line },
-    },
-  }));
+  return lines
+    .filter((line) => line.gateway_name === SETTLEMENT_GATEWAY)
+    .map((line) => ({
+      Put: {
+        TableName: config.tableName,
+        Item: { ...keys.settlementLine(line.project_id, line.day, line.id), type: ENTITY, ...line },
+      },
+    }));
 }
 
 /** A settlement line as read from the table. */

@@ -87,6 +87,30 @@ interface SetupIntent {
   created: number;
 }
 
+/** A payout and the balance transactions it settled (Stripe's objects, `source` kept expanded). */
+interface Payout {
+  id: string;
+  object: "payout";
+  amount: number;
+  currency: string;
+  status: "paid";
+  arrival_date: number;
+  created: number;
+  statement_descriptor: string | null;
+  transactions: Array<{
+    id: string;
+    object: "balance_transaction";
+    type: string;
+    amount: number;
+    fee: number;
+    net: number;
+    currency: string;
+    created: number;
+    fee_details: Array<{ amount: number; currency: string; type: string; description: string }>;
+    source: { id: string; object: string; payment_intent?: string | null };
+  }>;
+}
+
 interface Refund {
   id: string;
   object: "refund";
@@ -122,6 +146,12 @@ export interface StripeDouble {
   addWebhookEndpoint(url: string, secret: string): void;
   /** The next request whose path contains `pathPart` meets `fault`. */
   injectFault(pathPart: string, fault: StripeFault): void;
+  /**
+   * Pays out, in `currency`, every captured charge and succeeded refund not paid out yet, as Stripe's
+   * automatic payout does: its balance transactions carry Stripe's fee (1.5 % + 25 minor units per
+   * charge, in `fee_details`), and the payout is their net sum. Answers the payout's id.
+   */
+  payOut(currency: string): string;
   /** Sends an event about `object` to the webhook endpoints now (as Stripe would), signed at `signedAt` (unix s). */
   emit(type: string, object: unknown, signedAt?: number): Promise<void>;
   close(): Promise<void>;
@@ -138,6 +168,9 @@ export async function startStripeDouble(
   const intents = new Map<string, Intent>();
   const setups = new Map<string, SetupIntent>();
   const refunds = new Map<string, Refund>();
+  const payouts: Payout[] = [];
+  /** The charges and refunds a payout already paid out (by id): each is paid out once. */
+  const paidOut = new Set<string>();
   const idempotent = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   const endpoints: Array<{ url: string; secret: string }> = [];
   const faults: Array<{ pathPart: string; fault: StripeFault }> = [];
@@ -505,6 +538,36 @@ export async function startStripeDouble(
       return { status: 200, body: refund };
     }
 
+    if (method === "GET" && path === "/v1/payouts") {
+      const created = (query.created ?? {}) as Record<string, string>;
+      const after = query.starting_after ? String(query.starting_after) : undefined;
+      const limit = Number(query.limit ?? 10);
+      const matching = [...payouts]
+        .reverse()
+        .filter((payout) => created.gt === undefined || payout.created > Number(created.gt))
+        .filter((payout) => created.lte === undefined || payout.created <= Number(created.lte));
+      const start = after ? matching.findIndex((payout) => payout.id === after) + 1 : 0;
+      const data = matching.slice(start, start + limit).map(({ transactions, ...payout }) => payout);
+      return { status: 200, body: { object: "list", data, has_more: start + limit < matching.length } };
+    }
+
+    if (method === "GET" && path === "/v1/balance_transactions") {
+      const payout = payouts.find((found) => found.id === query.payout);
+      if (!payout) return { status: 200, body: { object: "list", data: [], has_more: false } };
+      const expanded = expand.includes("data.source");
+      const after = query.starting_after ? String(query.starting_after) : undefined;
+      const limit = Number(query.limit ?? 10);
+      const start = after ? payout.transactions.findIndex((found) => found.id === after) + 1 : 0;
+      const data = payout.transactions.slice(start, start + limit).map((transaction) => ({
+        ...transaction,
+        source: expanded ? transaction.source : transaction.source.id,
+      }));
+      return {
+        status: 200,
+        body: { object: "list", data, has_more: start + limit < payout.transactions.length },
+      };
+    }
+
     if (method === "GET" && path === "/v1/refunds") {
       const data = [...refunds.values()].filter((refund) => refund.payment_intent === query.payment_intent);
       return { status: 200, body: { object: "list", data, has_more: false } };
@@ -734,6 +797,73 @@ export async function startStripeDouble(
     intent: (id) => intents.get(id),
     intents: () => [...intents.values()],
     refunds: () => [...refunds.values()],
+    payOut: (currency) => {
+      const created = now();
+      const transactions: Payout["transactions"] = [];
+      const fee = (amount: number) => Math.round(amount * 0.015) + 25;
+      for (const intent of intents.values()) {
+        if (intent.currency !== currency || intent.amount_received === 0 || paidOut.has(intent.charge_id))
+          continue;
+        paidOut.add(intent.charge_id);
+        const charged = fee(intent.amount_received);
+        transactions.push({
+          id: newId("txn"),
+          object: "balance_transaction",
+          type: "charge",
+          amount: intent.amount_received,
+          fee: charged,
+          net: intent.amount_received - charged,
+          currency,
+          created,
+          fee_details: [
+            { amount: charged, currency, type: "stripe_fee", description: "Stripe processing fees" },
+          ],
+          source: { id: intent.charge_id, object: "charge", payment_intent: intent.id },
+        });
+      }
+      for (const refund of refunds.values()) {
+        if (refund.currency !== currency || refund.status !== "succeeded" || paidOut.has(refund.id)) continue;
+        paidOut.add(refund.id);
+        transactions.push({
+          id: newId("txn"),
+          object: "balance_transaction",
+          type: "refund",
+          amount: -refund.amount,
+          fee: 0,
+          net: -refund.amount,
+          currency,
+          created,
+          fee_details: [],
+          source: { id: refund.id, object: "refund", payment_intent: refund.payment_intent },
+        });
+      }
+      const net = transactions.reduce((sum, transaction) => sum + transaction.net, 0);
+      const id = newId("po");
+      transactions.push({
+        id: newId("txn"),
+        object: "balance_transaction",
+        type: "payout",
+        amount: -net,
+        fee: 0,
+        net: -net,
+        currency,
+        created,
+        fee_details: [],
+        source: { id, object: "payout" },
+      });
+      payouts.push({
+        id,
+        object: "payout",
+        amount: net,
+        currency,
+        status: "paid",
+        arrival_date: created + 2 * 86_400,
+        created,
+        statement_descriptor: "STRIPE PAYOUT",
+        transactions,
+      });
+      return id;
+    },
     addWebhookEndpoint: (url, secret) => {
       endpoints.push({ url, secret });
     },

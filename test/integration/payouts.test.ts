@@ -1,6 +1,6 @@
 import { PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import Big from "big.js";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { handler as dailyCloseHandler } from "../../functions/jobs/daily-close.ts";
 import { lambdaContext } from "../../lib/local/lambda.ts";
 import { config } from "../../shared/config.ts";
@@ -8,8 +8,10 @@ import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
 import { linesOfDay } from "../../shared/payouts/store.ts";
 import { createProject } from "../../shared/projects/project.ts";
+import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
+import { providerEnvironment } from "../support/gateways.ts";
 import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
 
 /**
@@ -546,5 +548,92 @@ describe("payouts of the sandbox gateway", () => {
     expect(deleted).toEqual({ status: 200, body: { success: true } });
     const empty = await raw("GET", "/payouts");
     expect(empty.body).toMatchObject({ success: true, payouts: [], count: 0, total_count: 0 });
+  });
+});
+
+describe("payouts read from Stripe", () => {
+  let stripe: StripeDouble;
+
+  beforeAll(async () => {
+    stripe = await startStripeDouble();
+    process.env.STRIPE_API_URL = stripe.url;
+  });
+
+  afterAll(async () => {
+    await stripe?.close();
+  });
+
+  it("read a Stripe payout and its balance transactions at the daily close, matched to our transactions, once", async () => {
+    const env = await providerEnvironment(local.url, "Stripe payouts", "stripe", {
+      secret_key: "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+      webhook_secret: "whsec_test",
+    });
+    const stripePay = async (amount: string) => {
+      const card = (
+        await env.client.post("/cards", { number: CREDIT, exp_month: 12, exp_year: 2099, cvc2: "123" })
+      ).body.card;
+      const invoice = (await env.client.post("/invoices", { name: "Order", amount, currency: "EUR" })).body
+        .invoice;
+      const captured = await env.client.post(`/invoices/${invoice.id}/capture`, { source: card.id });
+      expect(captured.status, JSON.stringify(captured.body)).toBe(200);
+      return captured.body.transaction;
+    };
+    const large = await stripePay("100.00");
+    const small = await stripePay("20.00");
+    const refunded = await env.client.post(`/invoices/${large.invoice_id}/refunds`, { amount: "5.00" });
+    expect(refunded.status).toBe(200);
+    const stripePayout = stripe.payOut("eur");
+    const day = String((await env.client.get("/sandbox/clock")).body.clock.now).slice(0, 10);
+
+    expect((await close(env.scope, day)).outcome).toMatch(/Stripe payouts: 1 of 1 read made/);
+
+    const [payout, ...others] = (await env.client.get("/payouts")).body.payouts;
+    expect(others).toEqual([]);
+    // Stripe's fee: 1.5 % + 0.25 per charge (1.75 and 0.55), none on the refund.
+    expect(payout).toMatchObject({
+      status: "paid",
+      amount: "112.70",
+      currency: "EUR",
+      sales_transactions: 2,
+      sales_volume: "120.00",
+      refunds_transactions: 1,
+      refunds_volume: "5.00",
+      fees: "2.30",
+      adjustments: "0.00",
+      gateway_configuration_id: env.configurationId,
+      gateway_resource_id: stripePayout,
+      reconciliation: { status: "matched", unmatched_items: 0 },
+    });
+    const items = await itemsOf(env, payout.id);
+    expect(items).toHaveLength(3);
+    expect(
+      items.find((item: Json) => item.type === "sale" && item.transaction_id === large.id),
+    ).toMatchObject({
+      amount: "100.00",
+      fees: "1.75",
+      breakdown: { gateway_fee: "1.75", other_fee: "0.00" },
+      reconciled: true,
+    });
+    expect(
+      items.find((item: Json) => item.type === "sale" && item.transaction_id === small.id),
+    ).toMatchObject({
+      amount: "20.00",
+      fees: "0.55",
+    });
+    expect(items.find((item: Json) => item.type === "refund")).toMatchObject({
+      transaction_id: large.id,
+      amount: "-5.00",
+      fees: "0.00",
+      reconciled: true,
+    });
+    for (const item of items) expect(sum(feeParts(item))).toBe(item.fees);
+    // Every request asked only what the connector documents: payouts, then their balance transactions.
+    expect(
+      stripe.requests.filter((request) => request.method === "GET").map((request) => request.path),
+    ).toEqual(expect.arrayContaining(["/v1/payouts", "/v1/balance_transactions"]));
+
+    // Read again by the next close: the same payout, made once.
+    expect((await close(env.scope, day)).outcome).toMatch(/Stripe payouts: 0 of 1 read made/);
+    expect((await env.client.get("/payouts")).body.payouts).toEqual([payout]);
   });
 });
