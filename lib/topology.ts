@@ -505,6 +505,10 @@ export const routes: readonly RouteDeclaration[] = [
   // Reading a project may give an environment created before signing secrets its secret (a write).
   { method: "GET", path: "/projects/{project_id}", handler: "projects/get", table: "write" },
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },
+  // Deleting an environment (its own key, or its supervisor's); sub-merchants' projects (shared/projects).
+  { method: "DELETE", path: "/projects/{project_id}", handler: "projects/delete", table: "write" },
+  { method: "POST", path: "/supervised-projects", handler: "supervised-projects/create", table: "write" },
+  { method: "GET", path: "/supervised-projects", handler: "supervised-projects/list", table: "read" },
   // The contract, described (lib/contract): the OpenAPI document and its reference page.
   {
     method: "GET",

@@ -501,6 +501,31 @@ export const activitySchema = z.strictObject({
   created_at: z.string(),
 });
 
+export const supervisedProjectSchema = z.strictObject({
+  id: z.string(),
+  supervisor_project_id: nullableText,
+  api_version: nullableText,
+  name: z.string(),
+  logo_url: nullableText,
+  email: nullableText,
+  default_currency: nullableText,
+  private_key: nullableText.check(z.meta({ description: "Only in the answer that creates it, once" })),
+  dunning_configuration: z.nullable(
+    z.array(z.strictObject({ action: z.enum(["retry", "cancel"]), delay_in_days: z.int() })),
+  ),
+  applepay_settings: z.nullable(z.record(z.string(), z.string())),
+  public_metadata: z.record(z.string(), z.string()),
+  sandbox: z.boolean(),
+  created_at: z.string(),
+});
+
+export const createdSupervisedProjectSchema = z.strictObject({
+  ...supervisedProjectSchema.shape,
+  sandbox_project: z
+    .optional(supervisedProjectSchema)
+    .check(z.meta({ description: "A live supervisor's child's sandbox environment, with its key" })),
+});
+
 // Products
 export const productSchema = z.strictObject({
   id: id("prod_…"),
@@ -688,6 +713,7 @@ export const components = {
   CustomerAction: customerActionSchema,
   Error: errorSchema,
   Activity: activitySchema,
+  SupervisedProject: supervisedProjectSchema,
   // Products
   Product: productSchema,
   // Payouts

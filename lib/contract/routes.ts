@@ -8,6 +8,12 @@
 import { cardChangeFields, cardFields } from "../../shared/cards/schema.ts";
 import { createCustomerInput, updateCustomerInput } from "../../shared/customers/schema.ts";
 import type { ResourceType } from "../../shared/expansion/fields.ts";
+import {
+  createLayoutInput,
+  requestExportInput,
+  sftpSettingsInput,
+  updateLayoutInput,
+} from "../../shared/exports/schema.ts";
 import { configurationInput } from "../../shared/gateways/schema.ts";
 import { createInvoiceInput, updateInvoiceInput } from "../../shared/invoices/schema.ts";
 import { nativePaymentInput } from "../../shared/payments/native.ts";
@@ -19,14 +25,9 @@ import {
   payoutInput,
   refundInput,
 } from "../../shared/payments/schema.ts";
-import {
-  createLayoutInput,
-  requestExportInput,
-  sftpSettingsInput,
-  updateLayoutInput,
-} from "../../shared/exports/schema.ts";
 import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
 import { createProductInput, updateProductInput } from "../../shared/products/schema.ts";
+import { supervisedProjectInput } from "../../shared/projects/supervision.ts";
 import { rulesInput, simulationInput } from "../../shared/routing/schema.ts";
 import { advanceInput } from "../../shared/sandbox/clock.ts";
 import {
@@ -42,6 +43,7 @@ import {
   cardInformationSchema,
   cardSchema,
   changedCardSchema,
+  createdSupervisedProjectSchema,
   customerActionSchema,
   customerSchema,
   eventSchema,
@@ -61,6 +63,7 @@ import {
   routingRulesSchema,
   sftpSettingsSchema,
   subscriptionSchema,
+  supervisedProjectSchema,
   tokenSchema,
   transactionSchema,
 } from "./resources.ts";
@@ -749,7 +752,37 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     body: sftpSettingsInput,
     answer: done,
   },
-  "DELETE /projects/{project_id}/sftp-settings": { summary: "Stop delivering automatic exports", answer: done },
+  "DELETE /projects/{project_id}/sftp-settings": {
+    summary: "Stop delivering automatic exports",
+    answer: done,
+  },
+  "DELETE /projects/{project_id}": {
+    summary: "Delete a project",
+    description:
+      "The caller's own environment (a live one takes its sandbox with it; a sandbox goes alone), or a project it supervises. Its keys are refused from then on and its scheduled work stops; its records are kept. Any other id, and the path's placeholder the client libraries send (`/projects/%7Bproject_id%7D`), is a 404.",
+    answer: done,
+  },
+  "POST /supervised-projects": {
+    summary: "Create a sub-merchant's project",
+    description:
+      "A project whose `supervisor_project_id` is the caller's environment, with its own keys (answered once). A sandbox supervisor makes a sandbox-only project; a live one, both environments (`sandbox_project`). `dunning_configuration` sets the retries of its subscriptions' declined renewals. The supervisor's keys open none of its data.",
+    body: supervisedProjectInput,
+    answer: one("project", createdSupervisedProjectSchema),
+    example: {
+      name: "Corner bakery",
+      default_currency: "EUR",
+      dunning_configuration: [
+        { action: "retry", delay_in_days: 2 },
+        { action: "retry", delay_in_days: 5 },
+        { action: "cancel" },
+      ],
+    },
+  },
+  "GET /supervised-projects": {
+    summary: "List the projects this environment created",
+    listing: true,
+    answer: page("projects", supervisedProjectSchema),
+  },
   "GET /projects/{project_id}": {
     summary: "Get the caller's environment settings",
     answer: one("project", projectSettingsSchema),

@@ -18,6 +18,7 @@ export type ListedEntity =
   | "payout"
   | "card"
   | "activity"
+  | "supervised_project"
   | "product"
   | "export_layout"
   | "export";

@@ -8,12 +8,13 @@ export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 
 /**
- * A listing parameter counts as given unless it is absent, empty, or (for `limit`) zero: one
- * client library adds `limit=0&end_before=&start_after=` to every request, in the query string
- * and in JSON bodies alike (where `null` is absent and numbers arrive as text).
+ * A listing parameter counts as given unless it is absent, empty, Python's `None`, or (for `limit`)
+ * zero: one client library adds `limit=0&end_before=&start_after=` to every request, in the query
+ * string and in JSON bodies alike (where `null` is absent and numbers arrive as text), and the Python
+ * one writes an unset option as `None` in query strings.
  */
 function given(value: unknown): boolean {
-  return value !== undefined && value !== "" && value !== "0";
+  return value !== undefined && value !== "" && value !== "0" && value !== "None";
 }
 
 function pick(name: string, query: Input, body: Input): unknown {

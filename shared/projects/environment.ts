@@ -24,6 +24,31 @@ export interface ProjectEnvironment {
   webhook_signing_secret?: string;
   /** A sandbox environment's clock, ahead of real time by this much (`shared/clock.ts`, `POST /sandbox/clock`). */
   clock_offset_ms?: number;
+  /** The environment of the platform that created this one (`POST /supervised-projects`). */
+  supervisor_project_id?: string | null;
+  /** Its settings as created (`shared/projects/supervision.ts`). */
+  default_currency?: string | null;
+  dunning_configuration?: DunningStep[] | null;
+  applepay_settings?: Record<string, string> | null;
+  public_metadata?: Record<string, string> | null;
+  /** When the environment was deleted (`DELETE /projects/{id}`): it is then unknown to every request and job. */
+  deleted_at?: string | null;
+}
+
+/**
+ * A step of an environment's dunning: retry a declined renewal `delay_in_days` after it was due, and
+ * after the last retry, cancel (the subscriptions' default is 1, 3 and 7 days, `shared/subscriptions`).
+ */
+export interface DunningStep {
+  action: "retry" | "cancel";
+  delay_in_days: number;
+}
+
+/** The retry days of an environment's dunning configuration; undefined when it set none. */
+export function dunningDelaysDays(environment: ProjectEnvironment): number[] | undefined {
+  const steps = environment.dunning_configuration;
+  if (!steps || steps.length === 0) return undefined;
+  return steps.filter((step) => step.action === "retry").map((step) => step.delay_in_days);
 }
 
 /**
@@ -39,7 +64,8 @@ export async function findEnvironment(id: string): Promise<ProjectEnvironment | 
   const cached = cache.get(id);
   if (cached && cached.until > now) return cached.environment;
   const { Item } = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.project(id) }));
-  const environment = Item as ProjectEnvironment | undefined;
+  // A deleted environment is kept (for the records) but is unknown to every request and job.
+  const environment = Item && !Item.deleted_at ? (Item as ProjectEnvironment) : undefined;
   if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
   // An unknown id is remembered only briefly, so a project created elsewhere is usable at once.
   cache.set(id, { environment, until: now + (environment ? CACHE_TTL_MS : 1_000) });
@@ -52,6 +78,11 @@ export async function findEnvironment(id: string): Promise<ProjectEnvironment | 
  */
 export function rememberEnvironment(environment: ProjectEnvironment): void {
   cache.set(environment.id, { environment, until: Date.now() + CACHE_TTL_MS });
+}
+
+/** This container deleted the environment: its next requests find none at once. */
+export function forgetEnvironment(id: string): void {
+  cache.set(id, { environment: undefined, until: Date.now() + CACHE_TTL_MS });
 }
 
 /** The public view of an environment (`GET /projects/{id}`). */

@@ -16,6 +16,7 @@ import { logger } from "../observability/logger.ts";
 import { findTokenItem } from "../payments/store.ts";
 import { intervalsAfter, parseInterval } from "../plans/interval.ts";
 import { livePlan } from "../plans/service.ts";
+import { dunningDelaysDays } from "../projects/environment.ts";
 import { createToken } from "../tokens/service.ts";
 import { tokenFromItem } from "../tokens/store.ts";
 import { parseInput } from "../validation/parse.ts";
@@ -170,6 +171,7 @@ export async function createSubscription(
         metadata: fields.metadata ?? {},
         returnUrl: fields.return_url ?? null,
         cancelUrl: fields.cancel_url ?? null,
+        dunningDelaysDays: dunningDelaysDays(caller.environment),
       },
       now,
     ),

@@ -49,6 +49,12 @@ export interface Subscription extends Terms {
   activated_at: string | null;
   /** Failed attempts at `iteration` and when the next one runs; null while payments go through. */
   dunning: Dunning | null;
+  /**
+   * Days after the due date each retry of a declined iteration runs: the environment's dunning
+   * configuration when the subscription was made (`dunning_configuration`), else `DUNNING_DELAYS_DAYS`.
+   * Absent on subscriptions made before it existed.
+   */
+  dunning_delays_days?: readonly number[];
   /** The invoice of the attempt in progress (created once per attempt). */
   attempt: Attempt | null;
   trial_notice_sent: boolean;
@@ -100,6 +106,8 @@ export interface NewSubscription {
   metadata: Record<string, string>;
   returnUrl: string | null;
   cancelUrl: string | null;
+  /** The environment's retry days (`dunning_configuration`), when it set its own. */
+  dunningDelaysDays?: readonly number[];
 }
 
 /** A new subscription: its first iteration is due when its trial ends, or at once. */
@@ -121,6 +129,7 @@ export function newSubscription(input: NewSubscription, now: Date): Subscription
     activated: false,
     activated_at: null,
     dunning: null,
+    ...(input.dunningDelaysDays ? { dunning_delays_days: input.dunningDelaysDays } : {}),
     attempt: null,
     trial_notice_sent: false,
     cancel_at: input.cancelAt,
@@ -158,7 +167,7 @@ export function currentAttemptNumber(subscription: Subscription): number {
 export function attemptDueAt(subscription: Subscription, number: number): Date | null {
   if (subscription.iterate_at === null) return null;
   if (number === 0) return new Date(subscription.iterate_at);
-  const days = DUNNING_DELAYS_DAYS[number - 1];
+  const days = (subscription.dunning_delays_days ?? DUNNING_DELAYS_DAYS)[number - 1];
   if (days === undefined) return null;
   return new Date(new Date(subscription.iterate_at).getTime() + days * 24 * 3600 * 1000);
 }

@@ -430,11 +430,33 @@ describe("the contract against live answers", () => {
     await ok("GET /payouts/{payout_id}/items", `/payouts/${payouts[0].id}/items`);
     await ok("DELETE /payouts/{payout_id}", `/payouts/${payouts[0].id}`);
 
+    // The smaller routes the client libraries know.
+    await ok("GET /cards", "/cards?limit=2");
+    await ok("POST /transactions", "/transactions", { body: { limit: 2, expand: ["invoice"] } });
+    await ok(
+      "GET /gateways/{gateway_name}/gateway-configurations",
+      "/gateways/sandbox/gateway-configurations",
+    );
+    const unassigned = (
+      await ok("POST /invoices", "/invoices", { body: { name: "Later", amount: "1.00", currency: "EUR" } })
+    ).invoice;
+    await ok("POST /invoices/{invoice_id}/customers", `/invoices/${unassigned.id}/customers`, {
+      body: { customer_id: customer.id },
+    });
+    await ok("GET /invoices/{invoice_id}/customers", `/invoices/${unassigned.id}/customers?expand=project`);
+
     // Events, webhooks and the project's settings.
     await ok("PUT /projects/{project_id}", `/projects/${sandboxId}`, {
       body: { webhook_url: "" },
     });
     await ok("GET /projects/{project_id}", `/projects/${sandboxId}`);
+    const { activities } = await ok("GET /activities", "/activities?limit=1");
+    await ok("GET /activities/{activity_id}", `/activities/${activities[0].id}`);
+    const { project: supervised } = await ok("POST /supervised-projects", "/supervised-projects", {
+      body: { name: "Sub-merchant", dunning_configuration: [{ action: "retry", delay_in_days: 2 }] },
+    });
+    await ok("GET /supervised-projects", "/supervised-projects");
+    await ok("DELETE /projects/{project_id}", `/projects/${supervised.id}`);
     const { events } = await ok("GET /events", "/events?limit=1");
     await ok("GET /events/{event_id}", `/events/${events[0].id}`);
     await ok("GET /events/{event_id}/webhooks", `/events/${events[0].id}/webhooks`);
