@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { adyenConnector } from "../../shared/gateways/adyen/connector.ts";
 import type { CardCredentials, PaymentConnector, ThreeDSContext } from "../../shared/gateways/connector.ts";
 import { stripeConnector } from "../../shared/gateways/stripe/connector.ts";
+import { stripePayoutReader } from "../../shared/gateways/stripe/payouts.ts";
 import {
   ADYEN_CHECKOUT_OPENAPI,
   freePort,
@@ -168,6 +169,29 @@ describe.skipIf(stripeMissing)(
           "GET /v1/refunds",
         ]),
       );
+    });
+
+    it("reads payouts and their balance transactions only as Stripe's API description allows", async () => {
+      const recorded = recordExchanges();
+      const read = await stripePayoutReader("sk_test_123").payoutsBetween(1_700_000_000, 1_800_000_000);
+      recorded.stop();
+
+      const refused = recorded.exchanges
+        .filter((exchange) => exchange.status >= 400)
+        .map(
+          (exchange) =>
+            `${exchange.method} ${exchange.url} → ${exchange.status} ${exchange.body.slice(0, 300)}`,
+        );
+      expect(refused).toEqual([]);
+      // The mock's fixture list holds one payout; its balance transactions are read by its id, expanded.
+      expect(read.length).toBeGreaterThan(0);
+      const urls = recorded.exchanges.map((exchange) => new URL(exchange.url));
+      expect(urls.map((url) => `${url.pathname}`)).toEqual(
+        expect.arrayContaining(["/v1/payouts", "/v1/balance_transactions"]),
+      );
+      const listed = urls.find((url) => url.pathname === "/v1/balance_transactions");
+      expect(listed?.searchParams.get("payout")).toBe(read[0]?.payout.id);
+      expect(listed?.searchParams.get("expand[0]")).toBe("data.source");
     });
   },
 );
