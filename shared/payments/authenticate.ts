@@ -2,45 +2,31 @@ import { routingScheme } from "../cards/card.ts";
 import { cardCredentials } from "../cards/service.ts";
 import { nowIn } from "../clock.ts";
 import { findCustomer } from "../customers/store.ts";
-import type { TransactItem } from "../db/transactions.ts";
 import { transactWrite } from "../db/transactions.ts";
-import { eventWrites } from "../events/event.ts";
-import type {
-  AuthenticateOutcome,
-  CardOperations,
-  PaymentConnector,
-  ThreeDSRoundAnswer,
-} from "../gateways/connector.ts";
-import { declineError } from "../gateways/errors.ts";
+import type { CardOperations, PaymentConnector, ThreeDSRoundAnswer } from "../gateways/connector.ts";
 import { configurationById, connectorOf } from "../gateways/routing.ts";
 import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { sharedUlidId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
-import { logger } from "../observability/logger.ts";
 import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
 import type { ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
-import { exchangePut } from "../three-d-s/store.ts";
 import { parseInput } from "../validation/parse.ts";
 import { type AuthorizeOptions, cardPaymentOptions, readPayment } from "./authorize.ts";
 import { routed } from "./cascade.ts";
 import {
   ATTEMPTS,
-  type CallResult,
   callConnector,
-  commitSettlement,
   concurrentChange,
-  events,
   inProgress,
   type PaymentRequest,
   paymentReply,
-  type Resolution,
-  type Settlement,
   takeOver,
   transactionOf,
   wrongState,
 } from "./core.ts";
 import { authenticateInput } from "./schema.ts";
+import { resolveAbandonedAuthentication, settleAuthentication } from "./settle-extras.ts";
 import {
   currencyMismatch,
   customerCurrencyClaim,
@@ -50,12 +36,9 @@ import {
 } from "./sources.ts";
 import { commitTransition, insertTransaction, transitionWrite, type VersionedTransaction } from "./store.ts";
 import {
-  awaitingCustomer,
-  failedAttempt,
   leaseExpired,
   newTransaction,
   openRound,
-  operation,
   type PendingOperation,
   reserved,
   type TransactionRecord,
@@ -373,142 +356,4 @@ async function runAuthentication(
   const settled = await settleAuthentication(request, invoice, held, result, true);
   if (settled.refusal) throw settled.refusal;
   return settled.record;
-}
-
-/**
- * Settles a held authentication with the provider's answer, in one write with its events and, when
- * it answers the request, the request's stored answer: the next round (the exchange opens with the
- * first, and the invoice is pending the customer), authenticated (the result kept for the
- * authorization), failed (`card.failed-three-d-s`; nothing else changes), or not done.
- */
-async function settleAuthentication(
-  request: PaymentRequest,
-  invoice: Invoice,
-  held: VersionedTransaction,
-  result: CallResult<AuthenticateOutcome>,
-  answers: boolean,
-): Promise<{ record: TransactionRecord; refusal?: ApiError }> {
-  const { record } = held;
-  const pending = record.pending as PendingOperation;
-  const now = nowIn(request.caller.environment);
-  let next: TransactionRecord;
-  let refusal: ApiError | undefined;
-  const extra: TransactItem[] = [];
-  let names: Array<"invoice.pending"> = [];
-  if ("notDone" in result) {
-    next = failedAttempt(record, result.notDone, now);
-    refusal = new ApiError(502, result.notDone.errorType, result.notDone.message);
-  } else {
-    const outcome = result.outcome;
-    if (outcome.status === "customer-action") {
-      next = awaitingCustomer(record, outcome.round, outcome.customerAction, now, outcome.providerState);
-      if (record.authentication === null) {
-        const token = next.authentication?.token as string;
-        extra.push(
-          exchangePut(token, { kind: "transaction", scope: record.project_id, transactionId: record.id }),
-        );
-        names = ["invoice.pending"];
-      }
-    } else if (outcome.status === "declined") {
-      next = {
-        ...record,
-        pending: null,
-        three_d_s_status: "failed",
-        error_code: outcome.errorType,
-        error_message: outcome.message,
-        operations: [
-          ...record.operations,
-          operation("three_d_s_check", pending.amount, false, outcome.errorType, now),
-        ],
-      };
-      refusal = declineError(outcome);
-    } else {
-      next = {
-        ...record,
-        pending: null,
-        three_d_s_status: outcome.threeDS,
-        error_code: null,
-        error_message: null,
-        authenticated: {
-          status: outcome.threeDS,
-          reference: outcome.authenticationReference,
-          gateway_configuration_id: record.gateway_configuration_id,
-          card_id: record.card_id,
-          token_id: record.token_id,
-          at: now.toISOString(),
-        },
-        operations: [...record.operations, operation("three_d_s_check", pending.amount, true, null, now)],
-      };
-    }
-  }
-  await commitSettlement(
-    held,
-    [
-      transitionWrite(held, next, { status: "waiting", pending: pending.id }),
-      ...extra,
-      ...eventWrites(record.project_id, events(invoice, next, names), now),
-      ...(answers && !refusal ? request.commit(paymentReply(next)) : []),
-    ],
-    [],
-  );
-  return refusal ? { record: next, refusal } : { record: next };
-}
-
-/**
- * Settles a taken-over authentication from what the provider recorded under its reference (the
- * recovery job, or a request that meets it): an authentication it never received is a failed
- * attempt that changes nothing. Throws the 504 when the provider cannot tell yet.
- */
-export async function resolveAbandonedAuthentication(
-  settlement: Settlement,
-  held: VersionedTransaction,
-): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
-  const { record } = held;
-  const pending = record.pending as PendingOperation;
-  const connector = await connectorOf(
-    await configurationById(record.project_id, record.gateway_configuration_id),
-  );
-  let found: AuthenticateOutcome | undefined;
-  try {
-    const looked = await connector.lookup({
-      scope: record.project_id,
-      kind: "authentication",
-      reference: pending.id,
-      providerState: record.authentication?.provider_state ?? null,
-    });
-    found = looked.status === "found" ? (looked.outcome as AuthenticateOutcome) : undefined;
-  } catch (error) {
-    logger.warn("Gateway lookup failed: the authentication stays reserved", {
-      transaction_id: record.id,
-      error,
-    });
-    throw new ApiError(504, "gateway.timeout", `The gateway did not answer for transaction ${record.id}.`);
-  }
-  const settled = await settleAuthentication(
-    settlement.request,
-    settlement.invoice,
-    held,
-    found
-      ? { outcome: found }
-      : {
-          notDone: {
-            status: "declined",
-            errorType: "gateway.error",
-            message:
-              "The authentication was interrupted before the gateway received it; nothing was done. It can be tried again.",
-          },
-        },
-    settlement.answers,
-  );
-  logger.info("Abandoned authentication settled from what the gateway recorded", {
-    transaction_id: record.id,
-    reference: pending.id,
-    recorded: found !== undefined,
-  });
-  const current = { record: settled.record, version: held.version + 1 };
-  return {
-    current,
-    resolution: found ? "settled" : "not-done",
-    ...(settled.refusal ? { refusal: settled.refusal } : {}),
-  };
 }

@@ -610,9 +610,9 @@ export async function resolveAbandoned(
   const pending = record.pending as PendingOperation;
   // Settled by their own modules, which build on this one (imported when met: no cycle at load).
   if (pending.type === "authentication")
-    return (await import("./authenticate.ts")).resolveAbandonedAuthentication(settlement, held);
+    return (await import("./settle-extras.ts")).resolveAbandonedAuthentication(settlement, held);
   if (pending.type === "payout")
-    return (await import("./payout.ts")).resolveAbandonedPayout(settlement, held);
+    return (await import("./settle-extras.ts")).resolveAbandonedPayout(settlement, held);
   const connector = await connectorFor(record);
   const found = await lookupOrUnknown(connector, record, pending.type, pending.id);
   const chained =

@@ -2,42 +2,33 @@ import { cardCredentials } from "../cards/service.ts";
 import { nowIn } from "../clock.ts";
 import type { Scope } from "../db/keys.ts";
 import { transactWrite } from "../db/transactions.ts";
-import { type EventName, eventWrites } from "../events/event.ts";
 import type { GatewayConfiguration } from "../gateways/configuration.ts";
-import type { PaymentConnector, PayoutOutcome } from "../gateways/connector.ts";
-import { declineError } from "../gateways/errors.ts";
+import type { PaymentConnector } from "../gateways/connector.ts";
 import { configurationById, configurationForPayment, connectorOf } from "../gateways/routing.ts";
 import { cachedGatewaySetup } from "../gateways/store.ts";
 import { ApiError, conflict, invalidField } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import type { Invoice } from "../invoices/invoice.ts";
-import { logger } from "../observability/logger.ts";
 import { rulesOf } from "../routing/store.ts";
 import { isGatewayRequest } from "../three-d-s/gateway-request.ts";
 import { parseInput } from "../validation/parse.ts";
 import {
   ATTEMPTS,
-  type CallResult,
   callConnector,
-  commitSettlement,
   concurrentChange,
-  events,
   inProgress,
   type PaymentRequest,
-  type Resolution,
   recordedDecline,
-  type Settlement,
   takeOver,
   transactionOf,
 } from "./core.ts";
 import { payoutInput } from "./schema.ts";
+import { payoutReply, resolveAbandonedPayout, settlePayout } from "./settle-extras.ts";
 import { paymentWithSource, type Source } from "./sources.ts";
 import { commitTransition, insertTransaction, transitionWrite, type VersionedTransaction } from "./store.ts";
 import {
-  failedAttempt,
   leaseExpired,
   newTransaction,
-  operation,
   type PendingOperation,
   presentTransaction,
   reserved,
@@ -291,119 +282,4 @@ async function payOut(
   if (settled.refusal) throw settled.refusal;
   const reply = payoutReply(settled.record);
   return reply;
-}
-
-export function payoutReply(record: TransactionRecord): Reply {
-  return ok({ transaction: presentTransaction(record) });
-}
-
-/**
- * Settles a held payout with the provider's answer, in one write with its event and, when it
- * answers the request, the request's stored answer: paid out (`completed`), declined (`failed`), or
- * not done (a failed attempt; the transaction stays `waiting` and the payout may be asked again).
- */
-async function settlePayout(
-  settlement: Settlement,
-  held: VersionedTransaction,
-  result: CallResult<PayoutOutcome>,
-): Promise<{ record: TransactionRecord; refusal?: ApiError }> {
-  const { record } = held;
-  const pending = record.pending as PendingOperation;
-  const now = nowIn(settlement.request.caller.environment);
-  let next: TransactionRecord;
-  let names: EventName[] = [];
-  let refusal: ApiError | undefined;
-  if ("notDone" in result) {
-    next = failedAttempt(record, result.notDone, now);
-    refusal = new ApiError(502, result.notDone.errorType, result.notDone.message);
-  } else if (result.outcome.status === "declined") {
-    const decline = result.outcome;
-    next = {
-      ...record,
-      pending: null,
-      status: "failed",
-      error_code: decline.errorType,
-      error_message: decline.message,
-      operations: [...record.operations, operation("payout", pending.amount, false, decline.errorType, now)],
-    };
-    names = ["transaction.failed"];
-    refusal = declineError(decline);
-  } else {
-    next = {
-      ...record,
-      pending: null,
-      status: "completed",
-      gateway_reference: result.outcome.gatewayReference,
-      error_code: null,
-      error_message: null,
-      operations: [
-        ...record.operations,
-        { ...operation("payout", pending.amount, true, null, now), request_key: pending.request_key },
-      ],
-    };
-    names = ["transaction.paid_out"];
-  }
-  await commitSettlement(
-    held,
-    [
-      transitionWrite(held, next, { status: "waiting", pending: pending.id }),
-      ...eventWrites(record.project_id, events(settlement.invoice, next, names), now),
-      ...(settlement.answers && !refusal ? settlement.request.commit(payoutReply(next)) : []),
-    ],
-    [],
-  );
-  return refusal ? { record: next, refusal } : { record: next };
-}
-
-/**
- * Settles a taken-over payout from what the provider recorded under its reference (the recovery
- * job, or a request that meets it): paid out, declined, or never received (a failed attempt: nothing
- * moved). Throws the 504 when the provider cannot tell yet: the reservation lapses again for later.
- */
-export async function resolveAbandonedPayout(
-  settlement: Settlement,
-  held: VersionedTransaction,
-): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
-  const { record } = held;
-  const pending = record.pending as PendingOperation;
-  const connector = await connectorOf(
-    await configurationById(record.project_id, record.gateway_configuration_id),
-  );
-  let found: PayoutOutcome | undefined;
-  try {
-    const looked = await connector.lookup({
-      scope: record.project_id,
-      kind: "payout",
-      reference: pending.id,
-    });
-    found = looked.status === "found" ? (looked.outcome as PayoutOutcome) : undefined;
-  } catch (error) {
-    logger.warn("Gateway lookup failed: the payout stays reserved", { transaction_id: record.id, error });
-    throw new ApiError(504, "gateway.timeout", `The gateway did not answer for transaction ${record.id}.`);
-  }
-  const settled = await settlePayout(
-    settlement,
-    held,
-    found
-      ? { outcome: found }
-      : {
-          notDone: {
-            status: "declined",
-            errorType: "gateway.error",
-            message:
-              "The payout was interrupted before the gateway received it; nothing was paid out. It can be asked again.",
-          },
-        },
-  );
-  logger.info("Abandoned payout settled from what the gateway recorded", {
-    transaction_id: record.id,
-    reference: pending.id,
-    recorded: found !== undefined,
-    status: settled.record.status,
-  });
-  return {
-    current: { record: settled.record, version: held.version + 1 },
-    resolution: found ? "settled" : "not-done",
-    ...(settled.refusal ? { refusal: settled.refusal } : {}),
-  };
 }
