@@ -1,7 +1,6 @@
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { clock, nowIn } from "../clock.ts";
 import { config } from "../config.ts";
-import { batchGet } from "../db/batch.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import { conditionFailedItem } from "../db/transactions.ts";
@@ -10,13 +9,11 @@ import type { GatewayConfiguration } from "../gateways/configuration.ts";
 import { openedSettings } from "../gateways/routing.ts";
 import { readConfigurations } from "../gateways/store.ts";
 import type { StripeBalanceTransaction, StripePayoutWithItems } from "../gateways/stripe/payouts.ts";
-import { compareAmounts } from "../money.ts";
 import { logger } from "../observability/logger.ts";
-import { transactionFromItem } from "../payments/store.ts";
-import type { TransactionRecord } from "../payments/transaction.ts";
 import type { ProjectEnvironment } from "../projects/environment.ts";
 import type { FeeBreakdown } from "./fees.ts";
 import { derivedId, type Payout, type PayoutItem, type PayoutItemType, presentPayout } from "./payout.ts";
+import { providerItemMismatch, transactionsOfPayments } from "./reconcile.ts";
 import { insertPayout, putPayoutItems } from "./store.ts";
 
 /**
@@ -118,55 +115,6 @@ function breakdownOf(
     acquirer_fee: written(0),
     other_fee: written(other),
   };
-}
-
-/** Why an item does not match what our transaction settled (null when it does). */
-export function providerItemMismatch(
-  item: PayoutItem,
-  transaction: TransactionRecord | undefined,
-): string | null {
-  if (item.type !== "sale" && item.type !== "refund" && item.type !== "chargeback") return null;
-  if (!transaction)
-    return `no transaction of this environment has the payment ${item.gateway_resource_id ?? ""}`.trim();
-  const amount = item.amount.replace(/^-/, "");
-  if (transaction.currency !== item.currency) {
-    return `the transaction is in ${transaction.currency}, the item in ${item.currency}`;
-  }
-  if (item.type === "refund") {
-    const refunded = transaction.refunds.some(
-      (refund) => !refund.has_failed && compareAmounts(refund.amount, amount) === 0,
-    );
-    return refunded ? null : `the transaction has no refund of ${amount}`;
-  }
-  if (item.type === "chargeback")
-    return transaction.chargedback ? null : "the transaction is not charged back";
-  return compareAmounts(transaction.captured_amount, amount) === 0
-    ? null
-    : `the transaction captured ${transaction.captured_amount}, the item ${amount}`;
-}
-
-/** Our transactions of the items' PaymentIntents (through the configuration that made them). */
-export async function transactionsOfPayments(
-  scope: Scope,
-  configurationId: string,
-  paymentIntents: readonly string[],
-): Promise<Map<string, TransactionRecord>> {
-  const links = await batchGet(
-    [...new Set(paymentIntents)].map((intent) => keys.gatewayPayment(scope, configurationId, intent)),
-  );
-  const byIntent = new Map(
-    links.map((link) => [String(link.pk).split("#").at(-1) as string, String(link.transaction_id)]),
-  );
-  const records = (await batchGet([...new Set(byIntent.values())].map((id) => keys.resource(scope, id))))
-    .filter((item) => item.type === "transaction")
-    .map(transactionFromItem);
-  const byId = new Map(records.map((record) => [record.id, record]));
-  return new Map(
-    [...byIntent].flatMap(([intent, id]) => {
-      const record = byId.get(id);
-      return record ? [[intent, record] as const] : [];
-    }),
-  );
 }
 
 async function recordStripePayout(

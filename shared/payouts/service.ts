@@ -10,6 +10,7 @@ import {
   presentPayout,
   presentPayoutItem,
 } from "./payout.ts";
+import { itemsCheckedNow, reconciliationNow } from "./reconcile.ts";
 import {
   deletePayoutItems,
   findPayout,
@@ -28,8 +29,10 @@ async function payoutOf(caller: Caller, id: string): Promise<VersionedPayout> {
   return found;
 }
 
+/** A payout; a provider's checked again against our transactions as they stand (`reconcile.ts`). */
 export async function getPayout(caller: Caller, id: string): Promise<PresentedPayout> {
-  return presentPayout((await payoutOf(caller, id)).payout);
+  const { payout } = await payoutOf(caller, id);
+  return presentPayout({ ...payout, reconciliation: await reconciliationNow(payout, caller.environment) });
 }
 
 export async function pageOfPayouts(caller: Caller, page: PageRequest) {
@@ -40,7 +43,9 @@ export async function pageOfPayouts(caller: Caller, page: PageRequest) {
 export async function pageOfItems(caller: Caller, payoutId: string, page: PageRequest) {
   const { payout } = await payoutOf(caller, payoutId);
   const result = await pageOfPayoutItems(caller.projectId, payout, page);
-  return { ...result, items: result.items.map((item): PresentedPayoutItem => presentPayoutItem(item)) };
+  const items =
+    payout.gateway_name === "sandbox" ? result.items : await itemsCheckedNow(payout, result.items);
+  return { ...result, items: items.map((item): PresentedPayoutItem => presentPayoutItem(item)) };
 }
 
 /**

@@ -88,7 +88,7 @@ async function payouts(env: Environment): Promise<Json[]> {
   return listed.body.payouts;
 }
 
-async function itemsOf(env: Environment, payoutId: string): Promise<Json[]> {
+async function itemsOf(env: { client: Client }, payoutId: string): Promise<Json[]> {
   const listed = await env.client.get(`/payouts/${payoutId}/items?limit=100&order=asc`);
   expect(listed.status, JSON.stringify(listed.body)).toBe(200);
   return listed.body.items;
@@ -632,8 +632,37 @@ describe("payouts read from Stripe", () => {
       stripe.requests.filter((request) => request.method === "GET").map((request) => request.path),
     ).toEqual(expect.arrayContaining(["/v1/payouts", "/v1/balance_transactions"]));
 
+    // Checked again when fetched: our side changed after the payout (as a record gone wrong would).
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.resource(env.scope, small.id),
+        UpdateExpression: "SET captured_amount = :amount",
+        ExpressionAttributeValues: { ":amount": "19.00" },
+      }),
+    );
+    expect((await env.client.get(`/payouts/${payout.id}`)).body.payout.reconciliation).toMatchObject({
+      status: "mismatched",
+      unmatched_items: 1,
+    });
+    expect(
+      (await itemsOf(env, payout.id)).find((item: Json) => item.transaction_id === small.id),
+    ).toMatchObject({
+      reconciled: false,
+      mismatch: "the transaction captured 19.00, the item 20.00",
+    });
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.resource(env.scope, small.id),
+        UpdateExpression: "SET captured_amount = :amount",
+        ExpressionAttributeValues: { ":amount": "20.00" },
+      }),
+    );
+
     // Read again by the next close: the same payout, made once.
     expect((await close(env.scope, day)).outcome).toMatch(/Stripe payouts: 0 of 1 read made/);
     expect((await env.client.get("/payouts")).body.payouts).toEqual([payout]);
+    expect((await env.client.get(`/payouts/${payout.id}`)).body.payout.reconciliation.status).toBe("matched");
   });
 });
