@@ -14,9 +14,10 @@ import { dailyCloseScheduleName } from "../scheduling/port.ts";
  * committed), under its environment's business day (`keys.settlementLine`), so that the day's close
  * reads the day in one query and pays each line out once (`close.ts`).
  *
- * The close of a day is scheduled when a container settles its first line of that day (at most one
- * scheduler call per container and environment-day), beside the settlement's write: scheduling is
- * idempotent (the schedule's name is the environment and the day), so every container may do it.
+ * The close of a day is scheduled when a container settles the day's first money movement, through
+ * any gateway (at most one scheduler call per container and environment-day), beside the
+ * settlement's write: scheduling is idempotent (the schedule's name is the environment and the day),
+ * so every container may do it. The close reads the providers' payouts too (`providers.ts`).
  */
 export type LineType = "sale" | "refund" | "chargeback";
 
