@@ -673,7 +673,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /payouts/{payout_id}": {
     summary: "Get a payout",
     description:
-      "With its `reconciliation`: `matched` when every item matches what its transaction settled and every transaction the day settled through the configuration is paid out; else `mismatched`, with how many items differ and which transactions went unpaid.",
+      "With its `reconciliation`: `matched` when every item matches what its transaction settled and every transaction the day settled through the configuration is paid out; else `mismatched`, with how many items differ and which transactions went unpaid. A provider's payout (Stripe) is checked again against our transactions as they stand each time it is fetched.",
     answer: one("payout", payoutSchema),
   },
   "DELETE /payouts/{payout_id}": { summary: "Delete a payout and its items", answer: done },
