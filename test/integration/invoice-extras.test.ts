@@ -251,6 +251,45 @@ describe("POST /invoices/{id}/three-d-s: 3-D Secure without paying", () => {
   });
 });
 
+describe("an authentication cut by a crash", () => {
+  /** Starts 3DS with the challenge card with the settlement cut off; returns the invoice and card. */
+  async function crashedAuthentication() {
+    const [invoice, source] = [await invoiceId(), await cardId(CHALLENGE_CARD)];
+    const restore = killedAtTransaction(2);
+    expect((await client.post(`/invoices/${invoice}/three-d-s`, { source })).status).toBe(500);
+    restore();
+    expect((await transactionOf(invoice)).three_d_s_status).toBe("not-applicable");
+    // Held meanwhile: another request waits.
+    expect((await client.post(`/invoices/${invoice}/three-d-s`, { source })).status).toBe(409);
+    return { invoice, source };
+  }
+
+  it("is settled by the recovery job from the gateway's record: the round it asked for, with its event", async () => {
+    const { invoice } = await crashedAuthentication();
+    afterLeases();
+    expect(await recoverReservations({ onlyScope: scope() })).toMatchObject({ found: 1, settled: 1 });
+    const tx = await transactionOf(invoice);
+    expect(tx).toMatchObject({ status: "waiting", three_d_s_status: "pending", authorized: false });
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["invoice.pending"]);
+  });
+
+  it("is settled first by the authorization that meets it, which then answers the round", async () => {
+    const { invoice, source } = await crashedAuthentication();
+    afterLeases();
+    const paid = await client.post(`/invoices/${invoice}/authorize`, { source });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    expect(paid.body.customer_action).toMatchObject({ type: "url" });
+    expect(paid.body.transaction).toMatchObject({ status: "waiting", three_d_s_status: "pending" });
+    vi.restoreAllMocks();
+    expect((await answerChallenge(paid.body.customer_action.value, "approved")).status).toBe(200);
+    const done = await client.post(`/invoices/${invoice}/authorize`, { source });
+    expect(done.body.transaction).toMatchObject({
+      status: "authorized",
+      three_d_s_status: "challenge-passed",
+    });
+  });
+});
+
 describe("POST /invoices/{id}/authenticate", () => {
   it("is the same operation, answered as authorize answers, with authorize's keys null as the libraries send them", async () => {
     const [invoice, source] = [await invoiceId(), await cardId(CHALLENGE_CARD)];
@@ -474,36 +513,57 @@ describe("POST /invoices/{id}/payout", () => {
     expect((await transactionOf(paidOut)).refunded_amount).toBe("0.00");
   });
 
-  it("answers a gateway that cannot pay out to cards with a 400 naming gateway_configuration_id", async () => {
-    const project = await createProject("Invoice extras, Stripe merchant");
-    const merchant = api(local.url, project.sandbox);
-    const made = await merchant.post("/gateways/stripe/gateway-configurations", {
-      name: "stripe",
-      settings: { secret_key: "sk_test_4eC39HqLyjWDarjtT1zdp7dc", webhook_secret: "whsec_test" },
-    });
-    expect(made.status, JSON.stringify(made.body)).toBe(200);
-    const stripe: string = made.body.gateway_configuration.id;
-    const [invoice, source] = [
-      await invoiceId("10.00", merchant),
-      await cardId("4242424242424242", merchant),
-    ];
+  it.each([
+    ["stripe", { secret_key: "sk_test_4eC39HqLyjWDarjtT1zdp7dc", webhook_secret: "whsec_test" }],
+    [
+      "adyen",
+      {
+        api_key: "AQEyhmfxLI3MaBFLw0m",
+        merchant_account: "AcmeECOM",
+        hmac_key: "44782DEF547AAA06C910C43932B1EB0C",
+      },
+    ],
+  ])(
+    "answers a %s configuration, which cannot pay out to cards, with a 400 naming gateway_configuration_id",
+    async (gateway, settings) => {
+      const project = await createProject(`Invoice extras, ${gateway} merchant`);
+      const merchant = api(local.url, project.sandbox);
+      const made = await merchant.post(`/gateways/${gateway}/gateway-configurations`, {
+        name: gateway,
+        settings,
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(200);
+      const configuration: string = made.body.gateway_configuration.id;
+      const [invoice, source] = [
+        await invoiceId("10.00", merchant),
+        await cardId("4242424242424242", merchant),
+      ];
 
-    const pinned = await merchant.post(`/invoices/${invoice}/payout`, {
-      source,
-      gateway_configuration_id: stripe,
-      force_gateway_configuration_id: true,
-    });
-    expect(pinned.status).toBe(400);
-    expect(pinned.body.invalid_fields).toEqual([
-      { name: "gateway_configuration_id", message: expect.stringContaining("cannot pay out to cards") },
-    ]);
-    expect((await transactionOf(invoice, merchant)) ?? null).toBeNull();
+      const pinned = await merchant.post(`/invoices/${invoice}/payout`, {
+        source,
+        gateway_configuration_id: configuration,
+        force_gateway_configuration_id: true,
+      });
+      expect(pinned.status).toBe(400);
+      expect(pinned.body.error_type).toBe("request.validation.gateway-payout-not-supported");
+      expect(pinned.body.invalid_fields).toEqual([
+        { name: "gateway_configuration_id", message: expect.stringContaining("cannot pay out to cards") },
+      ]);
+      // 3-D Secure without paying is no operation of theirs here either.
+      const authenticating = await merchant.post(`/invoices/${invoice}/three-d-s`, {
+        source,
+        gateway_configuration_id: configuration,
+      });
+      expect(authenticating.status).toBe(400);
+      expect(authenticating.body.invalid_fields[0].name).toBe("gateway_configuration_id");
+      expect((await transactionOf(invoice, merchant)) ?? null).toBeNull();
 
-    // Without a configuration named, the sandbox one (which pays out) is chosen.
-    const routed = await merchant.post(`/invoices/${invoice}/payout`, { source });
-    expect(routed.status, JSON.stringify(routed.body)).toBe(200);
-    expect(routed.body.transaction.gateway_name).toBe("sandbox");
-  });
+      // Without a configuration named, the sandbox one (which pays out) is chosen.
+      const routed = await merchant.post(`/invoices/${invoice}/payout`, { source });
+      expect(routed.status, JSON.stringify(routed.body)).toBe(200);
+      expect(routed.body.transaction.gateway_name).toBe("sandbox");
+    },
+  );
 
   it("takes the clients' raw requests: Python and PHP without metadata, Ruby with every key null, Node without unset keys", async () => {
     const source = await cardId();
