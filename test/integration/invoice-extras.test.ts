@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
-import type { AuthorizeRequest } from "../../shared/gateways/connector.ts";
+import { type AuthorizeRequest, OutcomeUnknown } from "../../shared/gateways/connector.ts";
 import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
@@ -469,6 +469,28 @@ describe("POST /invoices/{id}/payout", () => {
     expect((await client.post(`/invoices/${invoice}/payout`, { source })).body.error_type).toBe(
       "request.invoice.paid-out",
     );
+  });
+
+  it("keeps a payout whose answer was lost reserved (504), and the recovery job settles it as the gateway recorded it", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    const payout = sandboxConnector.payout.bind(sandboxConnector);
+    const payouts = vi.spyOn(sandboxConnector, "payout").mockImplementationOnce(async (request) => {
+      await payout(request);
+      throw new OutcomeUnknown("the answer was lost after sending");
+    });
+    const lost = await client.post(`/invoices/${invoice}/payout`, { source });
+    expect(lost.status).toBe(504);
+    expect(lost.body.error_type).toBe("gateway.timeout");
+    // The retry finds it held: nothing is sent again.
+    expect((await client.post(`/invoices/${invoice}/payout`, { source })).status).toBe(409);
+    expect(payouts).toHaveBeenCalledTimes(1);
+
+    afterLeases();
+    expect(await recoverReservations({ onlyScope: scope() })).toMatchObject({ found: 1, settled: 1 });
+    const tx = await transactionOf(invoice);
+    expect(tx.status).toBe("completed");
+    expect(await eventNamesOfTransaction(scope(), tx.id)).toEqual(["transaction.paid_out"]);
+    expect(payouts).toHaveBeenCalledTimes(1);
   });
 
   it("records a payout the gateway never received as a failed attempt, and the next request pays out", async () => {
