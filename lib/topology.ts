@@ -4,7 +4,12 @@
  * its handler in `functions/<handler>.ts`, which exports `handler`.
  */
 import { DOCS_ASSET_FILES } from "../shared/docs/assets.ts";
-import { EXPORT_ITEM_TYPE, EXPORT_QUEUE_URL_VARIABLE } from "../shared/exports/names.ts";
+import {
+  EXPORT_DELIVERY_ITEM_TYPE,
+  EXPORT_DELIVERY_QUEUE_URL_VARIABLE,
+  EXPORT_ITEM_TYPE,
+  EXPORT_QUEUE_URL_VARIABLE,
+} from "../shared/exports/names.ts";
 import { JOB_RETRY, JOB_TARGET_VARIABLES, type ScheduledJobKind } from "../shared/scheduling/port.ts";
 import { RESEND_TYPE } from "../shared/webhooks/delivery.ts";
 import { MAX_ATTEMPTS } from "../shared/webhooks/schedule.ts";
@@ -509,6 +514,38 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "DELETE", path: "/projects/{project_id}", handler: "projects/delete", table: "write" },
   { method: "POST", path: "/supervised-projects", handler: "supervised-projects/create", table: "write" },
   { method: "GET", path: "/supervised-projects", handler: "supervised-projects/list", table: "read" },
+  // Apple Pay merchant certificates whose key pair we hold (shared/applepay): the key is sealed.
+  {
+    method: "GET",
+    path: "/projects/applepay/alternative-merchant-certificates",
+    handler: "applepay-certificates/list",
+    table: "read",
+  },
+  {
+    method: "POST",
+    path: "/projects/applepay/alternative-merchant-certificates",
+    handler: "applepay-certificates/create",
+    table: "write",
+    cardVault: "seal",
+  },
+  {
+    method: "GET",
+    path: "/projects/applepay/alternative-merchant-certificates/{certificate_id}",
+    handler: "applepay-certificates/get",
+    table: "read",
+  },
+  {
+    method: "PUT",
+    path: "/projects/applepay/alternative-merchant-certificates/{certificate_id}",
+    handler: "applepay-certificates/activate",
+    table: "write",
+  },
+  {
+    method: "DELETE",
+    path: "/projects/applepay/alternative-merchant-certificates/{certificate_id}",
+    handler: "applepay-certificates/delete",
+    table: "write",
+  },
   // The contract, described (lib/contract): the OpenAPI document and its reference page.
   {
     method: "GET",
@@ -659,6 +696,20 @@ export const queues = {
     maxReceiveCount: 5,
     deadLetterRetentionSeconds: 14 * DAY_SECONDS,
   },
+  /**
+   * One message per requested SFTP delivery of a completed export (`shared/exports/deliver.ts`). A
+   * delivery that failed in a way a later try may fix (unreachable, timed out) comes back after the
+   * visibility timeout (6 times the worker's), 8 times over about 2 hours, then moves to the
+   * dead-letter queue; a refusal (host key, credentials) is recorded and not tried again.
+   */
+  exportDeliveries: {
+    id: "ExportDeliveries",
+    urlVariable: EXPORT_DELIVERY_QUEUE_URL_VARIABLE,
+    visibilityTimeoutSeconds: 6 * 150,
+    retentionSeconds: 4 * DAY_SECONDS,
+    maxReceiveCount: 8,
+    deadLetterRetentionSeconds: 14 * DAY_SECONDS,
+  },
 } as const satisfies Record<string, QueueDeclaration>;
 
 export type QueueName = keyof typeof queues;
@@ -694,6 +745,8 @@ export interface QueueWorkerDeclaration {
   table: readonly TableAction[];
   /** Writes export files (the stage's export bucket; a folder locally): `shared/exports/storage`. */
   exportFiles?: ExportFilesAccess;
+  /** Opens sealed secrets, as the routes' `cardVault`. */
+  cardVault?: CardVaultAccess;
 }
 
 export const streamConsumers: readonly StreamConsumerDeclaration[] = [
@@ -708,16 +761,17 @@ export const streamConsumers: readonly StreamConsumerDeclaration[] = [
     sendsTo: ["webhookDeliveries"],
   },
   {
-    // A requested export, once recorded, becomes a queued run (the daily exports run in the daily close).
+    // A requested export, once recorded, becomes a queued run (the daily exports run in the daily
+    // close); a delivery request, a queued SFTP delivery.
     handler: "exports/enqueue",
     filter: {
       eventName: ["INSERT"],
-      dynamodb: { NewImage: { type: { S: [EXPORT_ITEM_TYPE] }, origin: { S: ["request"] } } },
+      dynamodb: { NewImage: { type: { S: [EXPORT_ITEM_TYPE, EXPORT_DELIVERY_ITEM_TYPE] } } },
     },
     batchSize: 100,
     timeoutSeconds: 30,
     table: [],
-    sendsTo: ["exportRuns"],
+    sendsTo: ["exportRuns", "exportDeliveries"],
   },
 ];
 
@@ -741,6 +795,19 @@ export const queueWorkers: readonly QueueWorkerDeclaration[] = [
     // Takes and finishes the export (conditional updates), reads its rows a page at a time.
     table: ["GetItem", "UpdateItem", "Query"],
     exportFiles: "write",
+  },
+  {
+    // Delivers an export by SFTP: the only function that loads the SSH client, and opens the sealed
+    // SFTP password or key; it reads the file back from the export files.
+    handler: "exports/deliver",
+    queue: "exportDeliveries",
+    batchSize: 1,
+    maxConcurrency: 4,
+    timeoutSeconds: 150,
+    // Reads the export, its request and the settings; records the delivery and pins the host key.
+    table: ["GetItem", "UpdateItem"],
+    exportFiles: "write",
+    cardVault: "open",
   },
 ];
 
@@ -806,9 +873,8 @@ export const scheduledJobs = {
     functionArnVariable: JOB_TARGET_VARIABLES["daily-close"],
     timeoutSeconds: 300,
     table: "write",
-    // The day's exports open the sealed SFTP credentials they deliver with.
-    cardVault: "open",
-    // The day's exports are written to the export files, then delivered (shared/exports/daily.ts).
+    // The day's exports are written to the export files (shared/exports/daily.ts); their SFTP
+    // delivery is requested, and made by the delivery queue's worker.
     exportFiles: "write",
     retry: JOB_RETRY,
   },

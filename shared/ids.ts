@@ -23,6 +23,8 @@ export const ID_PREFIXES = {
   routingRule: "rule_",
   /** An entry of an environment's activity log (`shared/activities`). */
   activity: "act_",
+  /** An Apple Pay merchant certificate whose key pair we hold (`shared/applepay`). */
+  applepayCertificate: "apc_",
   /** A provider's payout to the merchant; the sandbox gateway's are derived (`shared/payouts/ids.ts`). */
   payout: "po_",
   payoutItem: "poi_",

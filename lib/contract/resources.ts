@@ -526,6 +526,21 @@ export const createdSupervisedProjectSchema = z.strictObject({
     .check(z.meta({ description: "A live supervisor's child's sandbox environment, with its key" })),
 });
 
+export const applepayCertificateSchema = z.strictObject({
+  id: z.string(),
+  project_id: z.string(),
+  sandbox: z.boolean(),
+  status: z.enum(["awaiting_certificate", "active"]),
+  csr: z.string().check(z.meta({ description: "The certificate signing request (PEM) to upload to Apple" })),
+  public_key_hash: z
+    .string()
+    .check(z.meta({ description: "base64 SHA-256 of the public key, as a token's `publicKeyHash`" })),
+  certificate: nullableText.check(z.meta({ description: "Apple's certificate (PEM), once uploaded" })),
+  certificate_expires_at: nullableText,
+  created_at: z.string(),
+  activated_at: nullableText,
+});
+
 // Products
 export const productSchema = z.strictObject({
   id: id("prod_…"),
@@ -713,6 +728,7 @@ export const components = {
   CustomerAction: customerActionSchema,
   Error: errorSchema,
   Activity: activitySchema,
+  ApplePayCertificate: applepayCertificateSchema,
   SupervisedProject: supervisedProjectSchema,
   // Products
   Product: productSchema,

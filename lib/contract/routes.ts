@@ -40,6 +40,7 @@ import * as z from "../../shared/validation/zod.ts";
 import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
   activitySchema,
+  applepayCertificateSchema,
   cardInformationSchema,
   cardSchema,
   changedCardSchema,
@@ -782,6 +783,38 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "List the projects this environment created",
     listing: true,
     answer: page("projects", supervisedProjectSchema),
+  },
+  "GET /projects/applepay/alternative-merchant-certificates": {
+    summary: "List the Apple Pay merchant certificates",
+    description: "`count` is a string, as the client libraries read it.",
+    answer: one(
+      "applepay_certificates",
+      z.strictObject({
+        count: z.string(),
+        alternative_merchant_certificates: z.array(applepayCertificateSchema),
+      }),
+    ),
+  },
+  "POST /projects/applepay/alternative-merchant-certificates": {
+    summary: "Make an Apple Pay certificate's key pair and CSR",
+    description:
+      "An EC P-256 key pair (the private key sealed, never shown) and its certificate signing request: upload `csr` to Apple, then the certificate Apple makes with `PUT …/{certificate_id}`. The clients send an empty body.",
+    answer: one("alternative_merchant_certificate", applepayCertificateSchema),
+  },
+  "GET /projects/applepay/alternative-merchant-certificates/{certificate_id}": {
+    summary: "Get an Apple Pay certificate, with its CSR",
+    answer: one("alternative_merchant_certificate", applepayCertificateSchema),
+  },
+  "PUT /projects/applepay/alternative-merchant-certificates/{certificate_id}": {
+    summary: "Upload Apple's certificate",
+    description:
+      "`certificate`, PEM or base64 DER: it must carry this key pair's public key and be valid now; the certificate becomes active. Rotate by activating a new one before deleting the old.",
+    body: z.object({ certificate: z.string() }),
+    answer: one("alternative_merchant_certificate", applepayCertificateSchema),
+  },
+  "DELETE /projects/applepay/alternative-merchant-certificates/{certificate_id}": {
+    summary: "Delete an Apple Pay certificate and its key pair",
+    answer: done,
   },
   "GET /projects/{project_id}": {
     summary: "Get the caller's environment settings",

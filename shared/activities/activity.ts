@@ -22,6 +22,7 @@ export type ActivityType =
   | "routing_rules.replaced"
   | "supervised_project.created"
   | "applepay_certificate.created"
+  | "applepay_certificate.activated"
   | "applepay_certificate.deleted"
   | "sftp_settings.updated"
   | "sftp_settings.deleted"

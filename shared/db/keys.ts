@@ -59,6 +59,12 @@ export const keys = {
   exportLayoutDefault: (scope: Scope, type: string): ItemKey => ({ pk: `${scope}#export-layout-default`, sk: type }),
   /** An environment's SFTP settings (where its automatic exports are delivered), secrets sealed. */
   sftpSettings: (scope: Scope): ItemKey => ({ pk: scope, sk: "sftp-settings" }),
+  /**
+   * An Apple Pay merchant certificate of an environment (`shared/applepay`): a few per environment,
+   * in one partition, so that one query lists them.
+   */
+  applepayCertificate: (scope: Scope, id: string): ItemKey => ({ pk: `${scope}#applepay-certificate`, sk: id }),
+  applepayCertificates: (scope: Scope) => `${scope}#applepay-certificate`,
   /** A top-level resource (customer, invoice, …) addressed by its id. */
   resource: (scope: Scope, id: string) => ({ pk: `${scope}#${id}`, sk: "resource" }),
   /**

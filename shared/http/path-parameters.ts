@@ -39,6 +39,7 @@ export const PATH_PARAMETERS = {
   refund_id: id("refund"),
   event_id: id("event"),
   activity_id: id("activity"),
+  certificate_id: id("applepayCertificate", "applepay-certificate"),
   subscription_id: id("subscription"),
   payout_id: id("payout"),
   product_id: id("product"),

@@ -9,6 +9,7 @@ import { runDailyClose } from "../../shared/payouts/close.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { startStripeDouble } from "../doubles/stripe.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
+import { appleCertificateFor } from "../support/applepay.ts";
 import { payOnlyThrough } from "../support/gateways.ts";
 import { aWellFormed } from "../support/paths.ts";
 import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
@@ -457,6 +458,28 @@ describe("the contract against live answers", () => {
     });
     await ok("GET /supervised-projects", "/supervised-projects");
     await ok("DELETE /projects/{project_id}", `/projects/${supervised.id}`);
+    const { alternative_merchant_certificate: certificate } = await ok(
+      "POST /projects/applepay/alternative-merchant-certificates",
+      "/projects/applepay/alternative-merchant-certificates",
+      { body: {} },
+    );
+    await ok(
+      "GET /projects/applepay/alternative-merchant-certificates",
+      "/projects/applepay/alternative-merchant-certificates",
+    );
+    await ok(
+      "GET /projects/applepay/alternative-merchant-certificates/{certificate_id}",
+      `/projects/applepay/alternative-merchant-certificates/${certificate.id}`,
+    );
+    await ok(
+      "PUT /projects/applepay/alternative-merchant-certificates/{certificate_id}",
+      `/projects/applepay/alternative-merchant-certificates/${certificate.id}`,
+      { body: { certificate: await appleCertificateFor(certificate.csr) } },
+    );
+    await ok(
+      "DELETE /projects/applepay/alternative-merchant-certificates/{certificate_id}",
+      `/projects/applepay/alternative-merchant-certificates/${certificate.id}`,
+    );
     const { events } = await ok("GET /events", "/events?limit=1");
     await ok("GET /events/{event_id}", `/events/${events[0].id}`);
     await ok("GET /events/{event_id}/webhooks", `/events/${events[0].id}/webhooks`);
