@@ -5,6 +5,7 @@ import type {
   AuthorizeRequest,
   CaptureOutcome,
   CardConnector,
+  CardOperations,
   Declined,
   FollowUpRequest,
   NativeApmOperations,
@@ -60,6 +61,7 @@ export function sandboxGateway(
   ledger: SandboxLedger = tableLedger,
   rehearsal?: Rehearsal,
 ): CardConnector & {
+  card: { authenticate: NonNullable<CardOperations["authenticate"]> };
   nativeApm: NativeApmOperations;
   payout: NonNullable<PaymentConnector["payout"]>;
 } {
