@@ -12,7 +12,12 @@ import type { Invoice } from "../invoices/invoice.ts";
 import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
 import type { ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
 import { parseInput } from "../validation/parse.ts";
-import { type AuthorizeOptions, cardPaymentOptions, readPayment } from "./authorize.ts";
+import {
+  type AuthorizeOptions,
+  CONNECTOR_SUPPORTS_INCREMENTS,
+  cardPaymentOptions,
+  readPayment,
+} from "./authorize.ts";
 import { routed } from "./cascade.ts";
 import {
   ATTEMPTS,
@@ -290,7 +295,8 @@ async function createForAuthentication(
   );
   const checks = [...source.checks];
   if (invoice.customer_id) checks.push(customerCurrencyClaim(caller, invoice.customer_id, invoice.currency));
-  const outcome = await insertTransaction(record, { incremental: options.incremental }, checks);
+  // The invoice allows increments as an authorization's transaction makes it (its gateway's support).
+  const outcome = await insertTransaction(record, { incremental: CONNECTOR_SUPPORTS_INCREMENTS }, checks);
   if (outcome === "created") return { record, version: 1 };
   if (outcome === "invoice-not-found") throw notFound("invoice", invoice.id);
   if ("takenBy" in outcome) return outcome;

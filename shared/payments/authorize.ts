@@ -119,7 +119,7 @@ export interface AuthorizeOptions {
 }
 
 /** Whether the sandbox connector accepts incremental authorizations (it does). */
-const CONNECTOR_SUPPORTS_INCREMENTS = true;
+export const CONNECTOR_SUPPORTS_INCREMENTS = true;
 
 /** `auto_capture_at` must fall after now and within the capture window of an authorization made now. */
 function checkAutoCaptureAt(at: string, environment: ClockedEnvironment): string {

@@ -173,6 +173,27 @@ describe("POST /invoices/{id}/three-d-s: 3-D Secure without paying", () => {
     expect(authorizations[0]?.threeDS.authenticated?.status).toBe("frictionless");
   });
 
+  it("lets the authorization that follows set its own options: incremental, auto_capture_at, metadata", async () => {
+    const [invoice, source] = [await invoiceId(), await cardId()];
+    expect((await client.post(`/invoices/${invoice}/three-d-s`, { source })).status).toBe(200);
+    const autoCaptureAt = new Date(Date.now() + 24 * 3600 * 1000).toISOString();
+    const paid = await client.post(`/invoices/${invoice}/authorize`, {
+      source,
+      incremental: true,
+      auto_capture_at: autoCaptureAt,
+      metadata: { order: "42" },
+    });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    expect(paid.body.transaction).toMatchObject({
+      status: "authorized",
+      auto_capture_at: autoCaptureAt,
+      metadata: { order: "42" },
+    });
+    const raised = await client.post(`/invoices/${invoice}/increment_authorization`, { amount: "2.00" });
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    expect(raised.body.transaction.authorized_amount).toBe("12.00");
+  });
+
   it("starts over when the authorization comes with another card: a new challenge, the former page gone", async () => {
     const invoice = await invoiceId();
     const [first, other] = [await cardId(CHALLENGE_CARD), await cardId(CHALLENGE_CARD)];
