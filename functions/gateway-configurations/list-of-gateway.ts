@@ -5,7 +5,7 @@ import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
 
 /** GET /gateways/{gateway_name}/gateway-configurations: the environment's configurations of one gateway. */
 export const handler = api(async (request) => {
-  const page = readPageRequest(request, "gatewayConfiguration");
+  const page = readPageRequest(request, "gatewayConfiguration", { ownFilter: true });
   const result = await pageOfConfigurations(request.caller, page, {
     gatewayName: request.path.gateway_name ?? "",
     filter: readListFilter(request.query.filter ?? request.body.filter),

@@ -10,7 +10,7 @@ import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
  */
 export const handler = api(
   async (request) => {
-    const page = readPageRequest(request, "gatewayConfiguration");
+    const page = readPageRequest(request, "gatewayConfiguration", { ownFilter: true });
     const result = await pageOfConfigurations(request.caller, page, {
       filter: readListFilter(request.query.filter ?? request.body.filter),
       withDisabled: readFlag(request, "with_disabled"),

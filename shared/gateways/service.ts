@@ -41,9 +41,10 @@ export interface ListOptions {
   expandGateway: boolean;
 }
 
-/** `filter`: a name of `LIST_FILTERS`; empty or `null` means none. */
+/** `filter`: a name of `LIST_FILTERS`; empty, `null` or Python's `None` means none. */
 export function readListFilter(value: unknown): PaymentMethod | undefined {
-  if (value === undefined || value === null || value === "" || value === "null") return undefined;
+  if (value === undefined || value === null || value === "" || value === "null" || value === "None")
+    return undefined;
   if (typeof value === "string" && Object.hasOwn(LIST_FILTERS, value))
     return LIST_FILTERS[value as keyof typeof LIST_FILTERS];
   throw invalidField("filter", `must be one of ${Object.keys(LIST_FILTERS).join(", ")}`);

@@ -27,9 +27,23 @@ function pick(name: string, query: Input, body: Input): unknown {
  */
 export type CursorRule = IdKind | { pattern: RegExp; description: string };
 
-/** Reads `limit`, `order`, `start_after` and `end_before` with the spec's rules. */
-export function readPageRequest(input: { query: Input; body: Input }, idKind: CursorRule): PageRequest {
+/**
+ * Reads `limit`, `order`, `start_after` and `end_before` with the spec's rules. A `filter` is refused
+ * (400 naming it) unless the list reads its own (`ownFilter`): the client libraries send one as not
+ * given, but a list that ignored a real one would answer more than was asked for.
+ */
+export function readPageRequest(
+  input: { query: Input; body: Input },
+  idKind: CursorRule,
+  options: { ownFilter?: true } = {},
+): PageRequest {
   const { query, body } = input;
+  if (!options.ownFilter && pick("filter", query, body) !== undefined) {
+    throw invalidField(
+      "filter",
+      "is not supported on this list: page through it, or export it (POST /exports)",
+    );
+  }
   const rawLimit = pick("limit", query, body);
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== undefined) {

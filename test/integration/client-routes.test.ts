@@ -252,3 +252,19 @@ describe("the activity log", () => {
     expect((await mine.client.get("/activities/act_nope")).status).toBe(404);
   });
 });
+
+describe("the listing options the Python client sends as None, and a filter no list reads", () => {
+  it("takes None as not given, and refuses a filter the list would ignore, naming it", async () => {
+    const { raw } = await environment();
+    const target = "?expand=None&filter=None&limit=None&end_before=None&start_after=None";
+    for (const list of ["/customers", "/cards", "/transactions", "/activities", "/gateway-configurations"]) {
+      const answer = await raw("GET", `${list}${target}`);
+      expect(answer.status, `${list}: ${JSON.stringify(answer.body)}`).toBe(200);
+      expect(answer.body.limit).toBe(10);
+    }
+    const filtered = await raw("POST", "/transactions", { filter: "status == 'completed'", limit: 10 });
+    expect(filtered.status).toBe(400);
+    expect(filtered.body.invalid_fields).toEqual([expect.objectContaining({ name: "filter" })]);
+    expect((await raw("GET", "/customers?filter=email:ada@example.com")).status).toBe(400);
+  });
+});
