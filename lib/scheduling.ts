@@ -130,8 +130,20 @@ export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): Bui
     if (job.scheduler) {
       // A function cannot be told its own ARN (CloudFormation would see a cycle): a job that
       // schedules its own kind gives it from its invocation context (`shared/scheduling/handler.ts`).
+      // A job that names the kinds it schedules is told only theirs: two jobs each told the other's
+      // ARN would be a cycle too.
+      const kinds = "schedules" in job ? (job.schedules as readonly string[] | undefined) : undefined;
+      const wanted = kinds
+        ? new Set(
+            Object.values(props.jobs)
+              .filter((other) => kinds.includes(other.kind))
+              .map((other) => other.functionArnVariable),
+          )
+        : undefined;
       const others = Object.fromEntries(
-        Object.entries(jobFunctionArns).filter(([variable]) => variable !== job.functionArnVariable),
+        Object.entries(jobFunctionArns).filter(
+          ([variable]) => variable !== job.functionArnVariable && (!wanted || wanted.has(variable)),
+        ),
       );
       grantScheduling(fn, { ...refs, jobFunctionArns: others }, job.scheduler);
     }

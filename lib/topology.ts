@@ -829,6 +829,11 @@ export interface ScheduledJobDeclaration {
   scheduler?: SchedulerAccess;
   /** Writes export files, as the queue workers' `exportFiles`. */
   exportFiles?: ExportFilesAccess;
+  /**
+   * The kinds of jobs it schedules, when not every other kind: it is told only their functions' ARNs
+   * (two jobs each told the other's ARN would be a dependency cycle in CloudFormation).
+   */
+  schedules?: readonly ScheduledJobKind[];
   /** Attempts and age before a failing job is given up to the dead-letter queue. */
   retry: { maximumAttempts: number; maximumEventAgeSeconds: number };
 }
@@ -845,8 +850,9 @@ export const scheduledJobs = {
     timeoutSeconds: 30,
     table: "write",
     cardVault: "open",
-    // A sandbox capture schedules its day's close (shared/payouts/settlement.ts).
+    // A capture schedules its day's close (shared/payouts/settlement.ts), and nothing else.
     scheduler: "schedule",
+    schedules: ["daily-close"],
     retry: JOB_RETRY,
   },
   /**

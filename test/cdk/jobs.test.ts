@@ -137,7 +137,24 @@ describe("jobs built from the topology", () => {
       expect(actions).toContain("dynamodb:PutItem");
       expect(actions).toContain("kms:Decrypt");
       expect(actions).not.toContain("kms:GenerateDataKey");
-      expect(actions.some((action) => action.startsWith("scheduler:"))).toBe(false);
+      // A capture or refund it settles schedules its day's close (shared/payouts), nothing else.
+      expect(actions).toContain("scheduler:CreateSchedule");
+      expect(environmentOf(resource(realTemplate, recovery))).toHaveProperty("DAILY_CLOSE_JOB_FUNCTION_ARN");
+    });
+
+    it("deploys the daily close as a job, and tells the capture job only its ARN (no cycle with the subscription job)", () => {
+      const { template: realTemplate } = build("closing", topology);
+      const close = functionLogicalId(realTemplate, scheduledJobs.dailyClose.handler);
+      expect(resource(realTemplate, close).Properties.Timeout).toBe(scheduledJobs.dailyClose.timeoutSeconds);
+      const capture = environmentOf(
+        resource(realTemplate, functionLogicalId(realTemplate, scheduledJobs.captureInvoice.handler)),
+      );
+      expect(capture).toMatchObject({ DAILY_CLOSE_JOB_FUNCTION_ARN: { "Fn::GetAtt": [close, "Arn"] } });
+      expect(capture).not.toHaveProperty(scheduledJobs.subscription.functionArnVariable);
+      const capturing = environmentOf(
+        resource(realTemplate, functionLogicalId(realTemplate, "invoices/capture")),
+      );
+      expect(capturing).toHaveProperty("DAILY_CLOSE_JOB_FUNCTION_ARN");
     });
 
     it("runs each recurring job's function every rateMinutes, in a schedule group of their own", () => {
