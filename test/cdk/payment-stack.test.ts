@@ -787,7 +787,7 @@ describe("PaymentStack", () => {
       });
     });
 
-    it("lets capture and void only delete schedules, and no other route touch the scheduler", () => {
+    it("lets void only delete schedules, the routes that schedule jobs (auto captures, subscriptions, a settled day's close) schedule them, and no other route touch the scheduler", () => {
       for (const route of routes) {
         const actions = actionsOf(schedulerStatements(route.handler)).sort();
         const expected =
@@ -811,9 +811,14 @@ describe("PaymentStack", () => {
         "DELETE /subscriptions/{subscription_id}",
         "POST /invoices/{invoice_id}/authorize",
         "POST /invoices/{invoice_id}/capture",
+        "POST /invoices/{invoice_id}/increment_authorization",
+        "POST /invoices/{invoice_id}/native-payment",
+        "POST /invoices/{invoice_id}/refunds",
         "POST /invoices/{invoice_id}/void",
         "POST /sandbox/clock",
         "POST /subscriptions",
+        "POST /transactions/{transaction_id}/refunds",
+        "PUT /invoices/{invoice_id}/sync-with-psp",
         "PUT /subscriptions/{subscription_id}",
       ]);
     });
@@ -853,14 +858,18 @@ describe("PaymentStack", () => {
       expect([statements[1]?.Action].flat()).toContain("sqs:SendMessage");
     });
 
-    it("runs the capture job with table write access, opening the vault only, scheduling nothing; and encrypts its dead-letter queue and refuses it without TLS", () => {
+    it("runs the capture job with table write access, opening the vault only, scheduling only its day's close; and encrypts its dead-letter queue and refuses it without TLS", () => {
       const job = resource(devTemplate, jobFunctionId());
       const variables = environmentOf(job);
       expect(variables).toHaveProperty("TABLE_NAME");
       // It may open a gateway configuration's secret settings, never seal or fingerprint.
       expect(variables).toHaveProperty("CARD_KEY_ID");
       expect(variables).not.toHaveProperty("CARD_FINGERPRINT_KEY_ID");
-      expect(variables).not.toHaveProperty("SCHEDULER");
+      expect(variables).toMatchObject({
+        SCHEDULER: "eventbridge",
+        DAILY_CLOSE_JOB_FUNCTION_ARN: expect.anything(),
+      });
+      expect(variables).not.toHaveProperty("SUBSCRIPTION_JOB_FUNCTION_ARN");
       expect(actionsOf(statementsOf(devTemplate, jobFunctionId()))).toContain("dynamodb:PutItem");
       expect(
         actionsOf(statementsOf(devTemplate, jobFunctionId())).filter((action) => action.startsWith("kms:")),
