@@ -1,4 +1,4 @@
-import { PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import Big from "big.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { handler as dailyCloseHandler } from "../../functions/jobs/daily-close.ts";
@@ -8,6 +8,7 @@ import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
 import { linesOfDay } from "../../shared/payouts/store.ts";
 import { createProject } from "../../shared/projects/project.ts";
+import { dailyCloseScheduleName } from "../../shared/scheduling/port.ts";
 import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
@@ -118,6 +119,23 @@ describe("payouts of the sandbox gateway", () => {
     const dollars = await pay(env, "10.00", CREDIT, "USD");
     const partial = await refund(env, large, "40.00");
     expect(await payouts(env)).toEqual([]);
+    // The day's close was scheduled by the first capture, once, named by the environment and the day,
+    // due at midnight on the environment's clock; the local scheduler fires it (it is in its listing).
+    const scheduled = async () =>
+      (
+        await dynamo.send(
+          new GetCommand({
+            TableName: config.tableName,
+            Key: keys.scheduledJob(dailyCloseScheduleName(env.scope, day)),
+          }),
+        )
+      ).Item;
+    expect(await scheduled()).toMatchObject({
+      name: `close-${env.scope}-${day}`,
+      due_at: new Date(Date.parse(`${day}T00:00:00Z`) + DAY).toISOString(),
+      job: { kind: "daily-close", scope: env.scope, day },
+      gsi1pk: "scheduled-jobs#waiting",
+    });
 
     const moved = await advanceTo(env, pastMidnight(day));
     expect(moved.jobs).toContainEqual(
@@ -127,6 +145,7 @@ describe("payouts of the sandbox gateway", () => {
       }),
     );
     expect(moved.jobs_remaining).toBe(0);
+    expect(await scheduled()).toBeUndefined();
 
     const made = await payouts(env);
     expect(made).toHaveLength(2);
