@@ -6,7 +6,7 @@ import { lambdaContext } from "../../lib/local/lambda.ts";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
-import { linesOfDay } from "../../shared/payouts/store.ts";
+import { allPayoutItems, linesOfDay } from "../../shared/payouts/store.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { dailyCloseScheduleName } from "../../shared/scheduling/port.ts";
 import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
@@ -342,6 +342,8 @@ describe("payouts of the sandbox gateway", () => {
     expect(items.status).toBe(404);
     expect(items.body.error_type).toBe("resource.payout.not-found");
     expect((await env.client.del(`/payouts/${payout.id}`)).status).toBe(404);
+    // The items are gone from the table, not only from the API.
+    expect(await allPayoutItems(env.scope, payout.id)).toEqual([]);
     const listed = await env.client.get("/payouts");
     expect(listed.body).toMatchObject({ payouts: [], total_count: 0, has_more: false });
 
