@@ -21,6 +21,24 @@ import { allHandlers, handlerEntry } from "../lib/topology.ts";
 import { formatTable, percentile } from "./stats.ts";
 
 export const BUNDLE_LIMIT_KIB = 280;
+/**
+ * Functions allowed beyond the limit, each with its own limit and why. The SFTP delivery of exports
+ * carries the SSH client (ssh2, about 245 KiB of it even without ssh2's server): it is a queue worker
+ * run about once a day per environment that delivers, on no request's path, and is the only function
+ * that loads it (`shared/exports/deliver.ts`).
+ *
+ * The sandbox clock's advance runs every kind of job of its environment in its own request
+ * (`shared/sandbox/clock.ts`): captures, renewals and the daily close (payouts, the providers'
+ * payouts, the day's exports), so it carries all their code. It serves sandbox keys only, never a
+ * payment's path.
+ */
+export const BUNDLE_LIMIT_EXCEPTIONS_KIB: Readonly<Record<string, number>> = {
+  "exports/deliver": 360,
+  "sandbox/advance-clock": 300,
+};
+
+/** The limit of one handler's bundle. */
+export const bundleLimitKib = (handler: string) => BUNDLE_LIMIT_EXCEPTIONS_KIB[handler] ?? BUNDLE_LIMIT_KIB;
 /** Module load of a representative bundle, as a multiple of the bare DynamoDB client's. */
 export const LOAD_RATIO_LIMIT = 1.3;
 
@@ -190,7 +208,7 @@ const medianOf = (probes: Probe[], figure: keyof Probe) =>
   median(probes.map((probe) => probe[figure] ?? NaN));
 
 function sizeTable(sizes: { handler: string; bytes: number }[]): BenchTable {
-  const over = sizes.filter((size) => size.bytes > BUNDLE_LIMIT_KIB * 1024).length;
+  const over = sizes.filter((size) => size.bytes > bundleLimitKib(size.handler) * 1024).length;
   return {
     title: `Lambda bundles (minified ESM, @aws-sdk/* provided by the runtime), largest first: ${over} of ${sizes.length} over ${BUNDLE_LIMIT_KIB} KiB`,
     header: ["handler", "KiB"],

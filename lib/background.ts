@@ -7,7 +7,7 @@ import { DynamoEventSource, SqsEventSource } from "aws-cdk-lib/aws-lambda-event-
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { alarmOnDeadLetters } from "./alarms.ts";
-import { ApiFunction } from "./api-function.ts";
+import { ApiFunction, type CardVaultKeys, grantCardVault } from "./api-function.ts";
 import { grantExportFiles } from "./export-files.ts";
 import { nagRendering } from "./nag.ts";
 import {
@@ -30,6 +30,8 @@ export interface BackgroundWorkProps {
   table: Table;
   /** The export files, for the functions that declare `exportFiles`. */
   exportFiles: Bucket;
+  /** The card vault's keys, for the functions that declare `cardVault` (the SFTP delivery opens its secret). */
+  cardKeys: CardVaultKeys;
   /** Environment every function gets (stage, service name, log level, …). */
   environment: Record<string, string>;
   removalPolicy: RemovalPolicy;
@@ -124,6 +126,7 @@ export function buildBackgroundWork(stack: Stack, props: BackgroundWorkProps): B
     );
     fn.addEnvironment(declaration.urlVariable, queue.queueUrl);
     if (worker.exportFiles) grantExportFiles(fn, props.exportFiles, worker.exportFiles);
+    if (worker.cardVault) grantCardVault(fn, props.cardKeys, worker.cardVault);
   }
 
   return { queues: built, functions, iteratorAgeAlarms };

@@ -32,8 +32,10 @@ export const esbuildOptions = {
   sourcemap: true,
   sourcesContent: false,
   banner: { js: esmRequireBanner },
-  // The nodejs22.x runtime provides the AWS SDK v3: bundling it would only add weight.
-  external: ["@aws-sdk/*"],
+  // The nodejs22.x runtime provides the AWS SDK v3: bundling it would only add weight. ssh2 (SFTP
+  // delivery of exports) tries its optional native addons (`*.node`, `cpu-features`) inside a
+  // try/catch and uses its JavaScript crypto without them: they stay out of the bundle.
+  external: ["@aws-sdk/*", "cpu-features", "*.node"],
 } as const satisfies BuildOptions;
 
 /** The same settings for `NodejsFunction` (`OutputFormat.ESM` writes `index.mjs`). */

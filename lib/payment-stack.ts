@@ -164,7 +164,6 @@ export class PaymentStack extends Stack {
       jobs: topology.scheduledJobs,
       table: this.table,
       cardKeys: this.cardKeys,
-      exportFiles: this.exportFiles,
       environment,
       removalPolicy,
     });
@@ -226,6 +225,7 @@ export class PaymentStack extends Stack {
       topology,
       table: this.table,
       exportFiles: this.exportFiles,
+      cardKeys: this.cardKeys,
       environment,
       removalPolicy,
     });

@@ -3,12 +3,10 @@ import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import type { ITable } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
-import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { CfnScheduleGroup } from "aws-cdk-lib/aws-scheduler";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { alarmOnDeadLetters } from "./alarms.ts";
 import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
-import { grantExportFiles } from "./export-files.ts";
 import { nagRendering } from "./nag.ts";
 import { functionId, type SchedulerAccess, type Topology } from "./topology.ts";
 
@@ -22,8 +20,6 @@ export interface ScheduledJobsProps {
   jobs: Topology["scheduledJobs"];
   table: ITable;
   cardKeys: CardVaultKeys;
-  /** The export files, for the jobs that declare `exportFiles` (the daily close's exports). */
-  exportFiles?: Bucket;
   environment: Record<string, string>;
   removalPolicy: RemovalPolicy;
 }
@@ -123,10 +119,6 @@ export function buildScheduledJobs(stack: Stack, props: ScheduledJobsProps): Bui
   for (const job of Object.values(props.jobs)) {
     const fn = functions.get(job.handler) as ApiFunction;
     if (job.cardVault) grantCardVault(fn, props.cardKeys, job.cardVault);
-    if ("exportFiles" in job && job.exportFiles) {
-      if (!props.exportFiles) throw new Error(`${job.handler} writes export files: give the stack's bucket`);
-      grantExportFiles(fn, props.exportFiles, job.exportFiles);
-    }
     if (job.scheduler) {
       // A function cannot be told its own ARN (CloudFormation would see a cycle): a job that
       // schedules its own kind gives it from its invocation context (`shared/scheduling/handler.ts`).

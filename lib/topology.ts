@@ -786,14 +786,16 @@ export const queueWorkers: readonly QueueWorkerDeclaration[] = [
     table: ["GetItem", "PutItem", "UpdateItem"],
   },
   {
-    // Streams an export's rows as CSV into the export files (the stage's bucket).
+    // Streams an export's rows as CSV into the export files (the stage's bucket): requested exports
+    // and the daily ones (`runDailyExports` records them in the daily close).
     handler: "exports/run",
     queue: "exportRuns",
     batchSize: 1,
     maxConcurrency: 2,
     timeoutSeconds: 900,
-    // Takes and finishes the export (conditional updates), reads its rows a page at a time.
-    table: ["GetItem", "UpdateItem", "Query"],
+    // Takes and finishes the export (conditional updates), reads its rows a page at a time, and
+    // requests an automatic export's SFTP delivery (a put).
+    table: ["GetItem", "UpdateItem", "Query", "PutItem"],
     exportFiles: "write",
   },
   {
@@ -827,8 +829,6 @@ export interface ScheduledJobDeclaration {
   cardVault?: CardVaultAccess;
   /** Lets the job schedule (or cancel) one-time jobs, as the routes' `scheduler`. */
   scheduler?: SchedulerAccess;
-  /** Writes export files, as the queue workers' `exportFiles`. */
-  exportFiles?: ExportFilesAccess;
   /**
    * The kinds of jobs it schedules, when not every other kind: it is told only their functions' ARNs
    * (two jobs each told the other's ARN would be a dependency cycle in CloudFormation).
@@ -879,9 +879,6 @@ export const scheduledJobs = {
     functionArnVariable: JOB_TARGET_VARIABLES["daily-close"],
     timeoutSeconds: 300,
     table: "write",
-    // The day's exports are written to the export files (shared/exports/daily.ts); their SFTP
-    // delivery is requested, and made by the delivery queue's worker.
-    exportFiles: "write",
     retry: JOB_RETRY,
   },
 } as const satisfies Record<string, ScheduledJobDeclaration>;

@@ -1,4 +1,4 @@
-import { setSftpSettings } from "../../shared/exports/sftp-settings.ts";
+import { setSftpSettings } from "../../shared/exports/sftp-settings-service.ts";
 import { api } from "../../shared/http/api.ts";
 import { ok } from "../../shared/http/reply.ts";
 

@@ -1,8 +1,6 @@
 import { Readable } from "node:stream";
-import { UTCDate } from "@date-fns/utc";
 import Big from "big.js";
 import { stringify } from "csv-stringify";
-import { format } from "date-fns";
 import { type ColumnDefinition, EXPORT_COLUMNS, type ExportType, type TimeFormat } from "./catalogue.ts";
 import type { LayoutConfiguration } from "./layout.ts";
 import type { ExportRow } from "./rows.ts";
@@ -13,21 +11,33 @@ import type { ExportRow } from "./rows.ts";
  * separator, quotes, line breaks). Nothing is held beyond the record being written.
  */
 
-const TIME_PATTERNS: Record<Exclude<TimeFormat, "iso8601" | "unix" | "unix_milliseconds">, string> = {
-  iso8601_seconds: "yyyy-MM-dd'T'HH:mm:ss'Z'",
-  date_time: "yyyy-MM-dd HH:mm:ss",
-  date: "yyyy-MM-dd",
-  day_month_year: "dd/MM/yyyy HH:mm:ss",
-  month_day_year: "MM/dd/yyyy HH:mm:ss",
-};
+const two = (value: number) => String(value).padStart(2, "0");
 
+/** A time in one of the layout formats (`TIME_FORMATS`), in UTC. */
 export function formatTime(iso: string, name: TimeFormat): string {
   const at = new Date(iso);
   if (Number.isNaN(at.getTime())) return iso;
-  if (name === "iso8601") return at.toISOString();
-  if (name === "unix") return String(Math.floor(at.getTime() / 1000));
-  if (name === "unix_milliseconds") return String(at.getTime());
-  return format(new UTCDate(at.getTime()), TIME_PATTERNS[name]);
+  const date = `${at.getUTCFullYear()}-${two(at.getUTCMonth() + 1)}-${two(at.getUTCDate())}`;
+  const time = `${two(at.getUTCHours())}:${two(at.getUTCMinutes())}:${two(at.getUTCSeconds())}`;
+  const [year, month, day] = date.split("-");
+  switch (name) {
+    case "iso8601":
+      return at.toISOString();
+    case "iso8601_seconds":
+      return `${date}T${time}Z`;
+    case "date_time":
+      return `${date} ${time}`;
+    case "date":
+      return date;
+    case "day_month_year":
+      return `${day}/${month}/${year} ${time}`;
+    case "month_day_year":
+      return `${month}/${day}/${year} ${time}`;
+    case "unix":
+      return String(Math.floor(at.getTime() / 1000));
+    case "unix_milliseconds":
+      return String(at.getTime());
+  }
 }
 
 /** An amount with `precision` decimals (rounded half up), or as stored; `separator` before its decimals. */

@@ -72,6 +72,9 @@ export function dailyExportId(scope: string, type: ExportType, day: string): str
   return `${ID_PREFIXES.export}${encodeTime(end, 10)}${random}`;
 }
 
+/** The export's file in the export storage: under its environment, by its file name. */
+export const storageKey = (record: ExportRecord) => `${record.project_id}/${record.file_name}`;
+
 export function presentExport(record: ExportRecord) {
   return {
     id: record.id,

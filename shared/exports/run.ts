@@ -2,11 +2,11 @@ import { clock } from "../clock.ts";
 import type { Scope } from "../db/keys.ts";
 import { logger } from "../observability/logger.ts";
 import { csvStream } from "./csv.ts";
-import type { ExportRecord } from "./export.ts";
-import { findExport, finishExport, recordDelivery, takeExport } from "./export-store.ts";
+import { requestDelivery } from "./delivery-request.ts";
+import { type ExportRecord, storageKey } from "./export.ts";
+import { findExport, finishExport, takeExport } from "./export-store.ts";
 import { exportRows } from "./rows.ts";
-import { DeliveryError, deliverBySftp } from "./sftp-delivery.ts";
-import { openSecret, pinHostKey, recordDeliveryError, sftpSettingsOf } from "./sftp-settings.ts";
+import { sftpSettingsOf } from "./sftp-settings.ts";
 import { exportStorage } from "./storage/index.ts";
 
 /**
@@ -17,12 +17,9 @@ import { exportStorage } from "./storage/index.ts";
  */
 export const EXPORT_LEASE_MS = 15 * 60 * 1000;
 
-/** The export's file in the storage: under its environment, by its file name. */
-export const storageKey = (record: ExportRecord) => `${record.project_id}/${record.file_name}`;
-
 export type RunOutcome =
   | { kind: "completed"; record: ExportRecord }
-  | { kind: "failed"; record: ExportRecord; retry: boolean }
+  | { kind: "failed"; record: ExportRecord }
   | { kind: "busy" }
   | { kind: "missing" };
 
@@ -32,7 +29,10 @@ export async function runExport(scope: Scope, id: string): Promise<RunOutcome> {
   if (!held) {
     const found = await findExport(scope, id);
     if (!found) return { kind: "missing" };
-    return found.status === "completed" ? { kind: "completed", record: found } : { kind: "busy" };
+    if (found.status !== "completed") return { kind: "busy" };
+    // The run that completed it may have stopped before requesting its delivery.
+    await requestDeliveryOfDaily(found);
+    return { kind: "completed", record: found };
   }
   try {
     const rows = exportRows({
@@ -59,70 +59,30 @@ export async function runExport(scope: Scope, id: string): Promise<RunOutcome> {
       rows: counted.rows,
       size: stored.size,
     });
-    return {
-      kind: "completed",
-      record: {
-        ...held,
-        status: "completed",
-        rows: counted.rows,
-        size: stored.size,
-        location: stored.location,
-        completed_at: at,
-        lease_until: null,
-      },
+    const record: ExportRecord = {
+      ...held,
+      status: "completed",
+      rows: counted.rows,
+      size: stored.size,
+      location: stored.location,
+      completed_at: at,
+      lease_until: null,
     };
+    await requestDeliveryOfDaily(record);
+    return { kind: "completed", record };
   } catch (error) {
     logger.error("Export failed", { export_id: id, project_id: scope, error });
     const message = "The export could not be written; it will be tried again.";
     await finishExport(held, { status: "failed", error: message });
-    return { kind: "failed", record: { ...held, status: "failed", error: message }, retry: true };
+    return { kind: "failed", record: { ...held, status: "failed", error: message } };
   }
 }
 
 /**
- * Delivers a completed export to the environment's SFTP server, when it has SFTP settings: pins the
- * server's host key on the first success, refuses another key later. The outcome is recorded on the
- * export (`delivery`) and the settings (`last_error`). Returns whether it was delivered (`skipped`
- * without settings).
+ * An automatic export, once completed, is delivered to the environment's SFTP server when it has
+ * SFTP settings: the request (written once) is queued by the table's stream for the delivery worker.
  */
-export async function deliverExport(
-  record: ExportRecord,
-  remotePath: string,
-): Promise<"delivered" | "failed" | "skipped"> {
-  const settings = await sftpSettingsOf(record.project_id);
-  if (!settings) return "skipped";
-  const at = () => clock.now().toISOString();
-  try {
-    const secret = await openSecret(settings);
-    const body = await exportStorage().read(storageKey(record));
-    const { fingerprint } = await deliverBySftp({ settings, secret, remotePath, body });
-    if (settings.host_key_fingerprint === null) await pinHostKey(settings, fingerprint);
-    await recordDelivery(record, {
-      status: "delivered",
-      remote_path: remotePath,
-      host_key_fingerprint: fingerprint,
-      error: null,
-      at: at(),
-    });
-    await recordDeliveryError(settings, null);
-    logger.info("Export delivered by SFTP", { export_id: record.id, project_id: record.project_id });
-    return "delivered";
-  } catch (error) {
-    const message =
-      error instanceof DeliveryError ? error.message : "The file could not be delivered (an internal error).";
-    logger.warn("Export delivery failed", {
-      export_id: record.id,
-      project_id: record.project_id,
-      reason: message,
-    });
-    await recordDelivery(record, {
-      status: "failed",
-      remote_path: remotePath,
-      host_key_fingerprint: error instanceof DeliveryError ? error.fingerprint : null,
-      error: message,
-      at: at(),
-    });
-    await recordDeliveryError(settings, message);
-    return "failed";
-  }
+async function requestDeliveryOfDaily(record: ExportRecord): Promise<void> {
+  if (record.origin !== "daily" || record.delivery?.status === "delivered") return;
+  if (await sftpSettingsOf(record.project_id)) await requestDelivery(record);
 }

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { Client, type SFTPWrapper } from "ssh2";
+import type { SFTPWrapper } from "ssh2";
 import type { SftpSettings } from "./sftp-settings.ts";
+import { Client } from "./ssh-client.ts";
 
 /**
  * One file to an SFTP server with the `ssh2` client: connect (host key checked against the pinned
@@ -17,9 +18,15 @@ export class DeliveryError extends Error {
   override name = "DeliveryError";
   /** The host key the server showed, when the connection got that far. */
   readonly fingerprint: string | null;
-  constructor(message: string, fingerprint: string | null, options?: ErrorOptions) {
+  /**
+   * The server refused us (a changed host key, the credentials): trying again changes nothing until
+   * the merchant changes the settings. Otherwise (unreachable, timed out, cut off) a later try may pass.
+   */
+  readonly refused: boolean;
+  constructor(message: string, fingerprint: string | null, options?: ErrorOptions & { refused?: boolean }) {
     super(message, options);
     this.fingerprint = fingerprint;
+    this.refused = options?.refused ?? false;
   }
 }
 
@@ -99,6 +106,7 @@ export function deliverBySftp(request: DeliveryRequest): Promise<{ fingerprint: 
           new DeliveryError(
             `The host key of ${endpoint} (${fingerprint}) is not the one pinned (${settings.host_key_fingerprint}): delivery refused. If the server's key really changed, delete the SFTP settings and set them again.`,
             fingerprint,
+            { refused: true },
           ),
         );
       } else if (error.level === "client-authentication") {
@@ -106,6 +114,7 @@ export function deliverBySftp(request: DeliveryRequest): Promise<{ fingerprint: 
           new DeliveryError(
             `The server at ${endpoint} refused the ${settings.authentication === "password" ? "password" : "private key"} of ${settings.username}`,
             fingerprint,
+            { refused: true },
           ),
         );
       } else if (error.level === "client-timeout") {

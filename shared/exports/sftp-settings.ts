@@ -1,13 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { cardVault, type SealContext, type SealedSecret } from "../cards/vault.ts";
-import { clock } from "../clock.ts";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
-import type { Caller } from "../http/auth.ts";
-import { invalidField, notFound } from "../http/errors.ts";
-import { parseInput } from "../validation/parse.ts";
-import { ENDPOINT, sftpSettingsInput } from "./schema.ts";
 
 /**
  * Where an environment's automatic exports are delivered: an SFTP server (`endpoint` host:port), a
@@ -45,32 +40,7 @@ export async function openSecret(settings: SftpSettings): Promise<string> {
   return cardVault().open(settings.secret, sealContext(settings.project_id, settings.authentication));
 }
 
-function parseEndpoint(endpoint: string): { host: string; port: number } {
-  const match = ENDPOINT.exec(endpoint);
-  const port = Number(match?.[3]);
-  if (!match || port < 1 || port > 65_535) throw invalidField("endpoint", "must have a port from 1 to 65535");
-  return { host: match[1] ?? match[2] ?? "", port };
-}
-
-/** Whether `text` is an unencrypted private key ssh2 can use (imported only where a key is set). */
-async function privateKeyProblem(text: string): Promise<string | undefined> {
-  const { utils } = await import("ssh2");
-  const parsed = utils.parseKey(text);
-  if (parsed instanceof Error) {
-    return /encrypted/i.test(parsed.message)
-      ? "must not be encrypted with a passphrase"
-      : "must be a private key in OpenSSH, PEM (PKCS#1 or PKCS#8) or PuTTY format";
-  }
-  const key = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (!key?.isPrivateKey()) return "must be a private key, not a public key";
-  return undefined;
-}
-
-function ownEnvironment(caller: Caller, projectId: string): void {
-  if (projectId !== caller.projectId) throw notFound("project", projectId);
-}
-
-async function findSettings(scope: Scope): Promise<SftpSettings | undefined> {
+export async function findSettings(scope: Scope): Promise<SftpSettings | undefined> {
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.sftpSettings(scope), ConsistentRead: true }),
   );
@@ -82,74 +52,22 @@ async function findSettings(scope: Scope): Promise<SftpSettings | undefined> {
 /** The environment's SFTP settings, secret included (sealed): for a delivery. */
 export const sftpSettingsOf = findSettings;
 
-export function presentSftpSettings(settings: SftpSettings | undefined) {
-  return {
-    enabled: settings !== undefined,
-    endpoint: settings ? formatEndpoint(settings.host, settings.port) : null,
-    username: settings?.username ?? null,
-    authentication: settings?.authentication ?? null,
-    host_key_fingerprint: settings?.host_key_fingerprint ?? null,
-    last_error: settings?.last_error ?? null,
-  };
+/** Seals the password or private key of an environment's settings. */
+export async function sealSecret(scope: Scope, authentication: SftpAuthentication, secret: string) {
+  return cardVault().seal(secret, sealContext(scope, authentication));
 }
 
-function formatEndpoint(host: string, port: number): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** `GET /projects/{project_id}/sftp-settings` */
-export async function getSftpSettings(caller: Caller, projectId: string) {
-  ownEnvironment(caller, projectId);
-  return presentSftpSettings(await findSettings(caller.projectId));
-}
-
-/**
- * `PUT /projects/{project_id}/sftp-settings`: the endpoint, the user and one secret (a password or a
- * private key). The same endpoint keeps its pinned host key; another one is pinned anew on its first
- * connection.
- */
-export async function setSftpSettings(caller: Caller, projectId: string, input: unknown): Promise<void> {
-  ownEnvironment(caller, projectId);
-  const fields = parseInput(sftpSettingsInput, input);
-  const { host, port } = parseEndpoint(fields.endpoint);
-  if (fields.password !== undefined && fields.private_key !== undefined) {
-    throw invalidField("private_key", "cannot be given with password: choose one way to log in");
-  }
-  const authentication: SftpAuthentication = fields.private_key !== undefined ? "private_key" : "password";
-  const secret = fields.private_key ?? fields.password;
-  if (secret === undefined)
-    throw invalidField("password", "is required (or private_key)", "missing-password");
-  if (authentication === "private_key") {
-    const problem = await privateKeyProblem(secret);
-    if (problem) throw invalidField("private_key", problem);
-  }
-  const current = await findSettings(caller.projectId);
-  const sameServer = current?.host === host && current.port === port;
-  const settings: SftpSettings = {
-    project_id: caller.projectId,
-    host,
-    port,
-    username: fields.username,
-    authentication,
-    secret: await cardVault().seal(secret, sealContext(caller.projectId, authentication)),
-    host_key_fingerprint: sameServer ? current.host_key_fingerprint : null,
-    last_error: null,
-    updated_at: clock.now().toISOString(),
-  };
+export async function putSettings(settings: SftpSettings): Promise<void> {
   await dynamo.send(
     new PutCommand({
       TableName: config.tableName,
-      Item: { ...keys.sftpSettings(caller.projectId), type: ITEM_TYPE, ...settings },
+      Item: { ...keys.sftpSettings(settings.project_id), type: ITEM_TYPE, ...settings },
     }),
   );
 }
 
-/** `DELETE /projects/{project_id}/sftp-settings`: no more deliveries; the sealed secret goes with it. */
-export async function deleteSftpSettings(caller: Caller, projectId: string): Promise<void> {
-  ownEnvironment(caller, projectId);
-  await dynamo.send(
-    new DeleteCommand({ TableName: config.tableName, Key: keys.sftpSettings(caller.projectId) }),
-  );
+export async function deleteSettings(scope: Scope): Promise<void> {
+  await dynamo.send(new DeleteCommand({ TableName: config.tableName, Key: keys.sftpSettings(scope) }));
 }
 
 /**

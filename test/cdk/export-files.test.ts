@@ -77,8 +77,8 @@ describe("export files", () => {
     );
   });
 
-  it("are granted only to the export run and the daily close, which are told the bucket", () => {
-    const writers = ["exports/run", "jobs/daily-close"];
+  it("are granted only to the export run and the SFTP delivery, which are told the bucket", () => {
+    const writers = ["exports/run", "exports/deliver"];
     for (const handler of allHandlers({
       ...topology,
       scheduledJobs: { dailyClose: scheduledJobs.dailyClose },
@@ -100,14 +100,23 @@ describe("export files", () => {
     }
   });
 
-  it("run requested exports from the table's stream through their own queue", () => {
+  it("run exports and their deliveries from the table's stream through queues of their own", () => {
     const consumer = streamConsumers.find((declared) => declared.handler === "exports/enqueue");
-    expect(consumer?.sendsTo).toEqual(["exportRuns"]);
-    const worker = queueWorkers.find((declared) => declared.handler === "exports/run");
-    expect(worker?.queue).toBe("exportRuns");
+    expect(consumer?.sendsTo).toEqual(["exportRuns", "exportDeliveries"]);
+    const run = queueWorkers.find((declared) => declared.handler === "exports/run");
+    expect(run?.queue).toBe("exportRuns");
     expect(queues.exportRuns.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(
-      worker?.timeoutSeconds ?? Infinity,
+      run?.timeoutSeconds ?? Infinity,
     );
+    const deliver = queueWorkers.find((declared) => declared.handler === "exports/deliver");
+    expect(deliver).toMatchObject({ queue: "exportDeliveries", cardVault: "open" });
+    // Only the delivery opens sealed secrets (kms:Decrypt): the run does not.
+    const kmsOf = (handler: string) =>
+      actionsOf(statementsOf(template, functionLogicalId(template, handler))).filter((action) =>
+        action.startsWith("kms:"),
+      );
+    expect(kmsOf("exports/deliver")).toContain("kms:Decrypt");
+    expect(kmsOf("exports/run")).toEqual([]);
     const enqueue = functionLogicalId(template, "exports/enqueue");
     // It relays stream records: the stream's own actions, no table item action.
     const streamActions = [

@@ -2,13 +2,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import type { SQSEvent } from "aws-lambda";
 import { utils } from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { handler as deliverWorker } from "../../functions/exports/deliver.ts";
+import { handler as runWorker } from "../../functions/exports/run.ts";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
+import { EXPORT_TYPES } from "../../shared/exports/catalogue.ts";
 import { runDailyExports } from "../../shared/exports/daily.ts";
+import { findDeliveryRequest } from "../../shared/exports/delivery-request.ts";
 import { dailyExportId } from "../../shared/exports/export.ts";
+import { findExport } from "../../shared/exports/export-store.ts";
 import { hostKeyFingerprint } from "../../shared/exports/sftp-delivery.ts";
 import { resetExportStorage } from "../../shared/exports/storage/index.ts";
 import { createProject } from "../../shared/projects/project.ts";
@@ -46,6 +52,32 @@ const fingerprintOf = (hostKey: string) => {
   const key = Array.isArray(parsed) ? parsed[0] : parsed;
   return hostKeyFingerprint(key.getPublicSSH() as Buffer);
 };
+
+/**
+ * What the table's stream and the two export queues do with a day's automatic exports (the
+ * in-process API runs no pollers): the export queue's worker runs each, then the delivery queue's
+ * worker gets one message per delivery requested. Answers the messages that failed (to be received
+ * again).
+ */
+async function deliverRequested(scope: string, day: string): Promise<string[]> {
+  const message = (type: string, exportId: string) => ({
+    messageId: `${type}-${day}`,
+    body: JSON.stringify({ scope, exportId }),
+  });
+  const runs = [];
+  const deliveries = [];
+  for (const type of EXPORT_TYPES) {
+    const exportId = dailyExportId(scope, type, day);
+    if (await findExport(scope, exportId)) runs.push(message(type, exportId));
+  }
+  const ran = await runWorker({ Records: runs } as unknown as SQSEvent);
+  for (const type of EXPORT_TYPES) {
+    const exportId = dailyExportId(scope, type, day);
+    if (await findDeliveryRequest(scope, exportId)) deliveries.push(message(type, exportId));
+  }
+  const delivered = await deliverWorker({ Records: deliveries } as unknown as SQSEvent);
+  return [...ran.batchItemFailures, ...delivered.batchItemFailures].map((failure) => failure.itemIdentifier);
+}
 
 async function environment() {
   const project = await createProject("SFTP delivery");
@@ -98,6 +130,7 @@ describe("SFTP delivery of the daily exports", () => {
 
     const day = first.created_at.slice(0, 10);
     await runDailyExports(scope, day);
+    expect(await deliverRequested(scope, day)).toEqual([]);
 
     const expected =
       `Reference,Date,"Captured ""net""",currency\r\n` +
@@ -136,6 +169,7 @@ describe("SFTP delivery of the daily exports", () => {
     // Run again (a retried daily close): nothing is delivered twice.
     sftp.files.clear();
     await runDailyExports(scope, day);
+    expect(await deliverRequested(scope, day)).toEqual([]);
     expect(sftp.files.size).toBe(0);
 
     // The password is sealed: neither answered nor stored in clear.
@@ -161,6 +195,7 @@ describe("SFTP delivery of the daily exports", () => {
     expect(put.status).toBe(200);
     const day = paid.created_at.slice(0, 10);
     await runDailyExports(scope, day);
+    expect(await deliverRequested(scope, day)).toEqual([]);
     expect(sftp.logins).toEqual(["publickey"]);
     expect(sftp.files.get(`transactions_${day}.csv`)?.toString("utf8")).toBe(
       `Reference,Date,"Captured ""net""",currency\r\n${paid.id},${dateTime(paid.created_at)},"100,0",EUR\r\n`,
@@ -182,6 +217,7 @@ describe("SFTP delivery of the daily exports", () => {
     });
     const day = paid.created_at.slice(0, 10);
     await runDailyExports(scope, day);
+    expect(await deliverRequested(scope, day)).toEqual([]);
     expect(first.files.size).toBe(1);
     const pinned = fingerprintOf(first.hostKey);
 
@@ -196,6 +232,7 @@ describe("SFTP delivery of the daily exports", () => {
     // The next day's export (yesterday here: a day of its own) is refused delivery.
     const previousDay = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     await runDailyExports(scope, previousDay);
+    expect(await deliverRequested(scope, previousDay)).toEqual([]);
     expect(impostor.files.size).toBe(0);
     expect(impostor.logins).toEqual([]);
     const refused = (await client.get(`/exports/${dailyExportId(scope, "transactions", previousDay)}`)).body
@@ -223,11 +260,42 @@ describe("SFTP delivery of the daily exports", () => {
     });
     const day = paid.created_at.slice(0, 10);
     await runDailyExports(scope, day);
+    expect(await deliverRequested(scope, day)).toEqual([]);
     const exported = (await client.get(`/exports/${dailyExportId(scope, "transactions", day)}`)).body.export;
     expect(exported.delivery).toMatchObject({ status: "failed" });
     expect(exported.delivery.error).toContain("refused the password of acme");
     expect(exported.delivery.error).not.toContain("wrong");
     expect(sftp.files.size).toBe(0);
+  });
+});
+
+describe("a delivery that may pass later", () => {
+  it("is recorded as failed and handed back to the queue; the next try delivers", async () => {
+    const { client, scope } = await environment();
+    const paid = await capturedTransaction(client, "8.00");
+    await client.post("/exports/layouts", layout);
+    // A port nothing listens on yet: the connection is refused.
+    const later = await startSftpServer({ username: "acme", password: "pw" });
+    const port = later.port;
+    await later.close();
+    await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `127.0.0.1:${port}`,
+      username: "acme",
+      password: "pw",
+    });
+    const day = paid.created_at.slice(0, 10);
+    await runDailyExports(scope, day);
+    expect(await deliverRequested(scope, day)).toEqual([`transactions-${day}`]);
+    const failed = (await client.get(`/exports/${dailyExportId(scope, "transactions", day)}`)).body.export;
+    expect(failed.delivery).toMatchObject({ status: "failed", host_key_fingerprint: null });
+    expect(failed.delivery.error).toContain(`The SSH connection to 127.0.0.1:${port} failed`);
+
+    const back = await server({ username: "acme", password: "pw", port });
+    expect(await deliverRequested(scope, day)).toEqual([]);
+    expect(back.files.get(`transactions_${day}.csv`)?.toString("utf8")).toContain(paid.id);
+    const delivered = (await client.get(`/exports/${dailyExportId(scope, "transactions", day)}`)).body.export;
+    expect(delivered.delivery).toMatchObject({ status: "delivered", error: null });
+    expect((await client.get(`/projects/${scope}/sftp-settings`)).body.sftp_settings.last_error).toBeNull();
   });
 });
 
@@ -358,6 +426,9 @@ describe("a sandbox day on the clock", () => {
     const advanced = await client.post("/sandbox/clock", { advance_to: midnight });
     expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
 
+    // The close recorded the day's exports: their runs and deliveries are the queues' work.
+    expect(sftp.files.size).toBe(0);
+    expect(await deliverRequested(scope, day)).toEqual([]);
     const payouts = (await client.get("/payouts")).body.payouts;
     expect(payouts).toHaveLength(1);
     const payout = payouts[0];

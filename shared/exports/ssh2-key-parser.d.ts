@@ -1,0 +1,13 @@
+/** ssh2 types its package entry only; this module is the one `utils.parseKey` is. */
+declare module "ssh2/lib/protocol/keyParser.js" {
+  import type { ParsedKey } from "ssh2";
+  export function parseKey(data: string | Buffer, passphrase?: string): ParsedKey | ParsedKey[] | Error;
+}
+
+/** ssh2's client module: the package's `Client`. */
+declare module "ssh2/lib/client.js" {
+  import type { Client } from "ssh2";
+
+  const client: typeof Client;
+  export default client;
+}
