@@ -538,7 +538,7 @@ describe("payouts of the sandbox gateway", () => {
     // Every list option, empty (one library), `None` (Python), bare.
     for (const target of [
       "/payouts?expand=&filter=&limit=0&end_before=&start_after=",
-      "/payouts?expand=None&filter=",
+      "/payouts?expand=None&filter=None&limit=None&end_before=None&start_after=None",
       "/payouts?&filter&limit=",
     ]) {
       const listed = await raw("GET", target);
