@@ -112,6 +112,14 @@ export const routes: readonly RouteDeclaration[] = [
     cardVault: "open",
   },
   { method: "GET", path: "/customers/{customer_id}/tokens", handler: "customers/tokens/list", table: "read" },
+  // A stored-value card's balance, asked of its provider (shared/balances): it opens the card.
+  {
+    method: "GET",
+    path: "/balances/tokens/{token_id}",
+    handler: "balances/token",
+    table: "read",
+    cardVault: "open",
+  },
   {
     method: "GET",
     path: "/customers/{customer_id}/tokens/{token_id}",

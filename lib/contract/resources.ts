@@ -541,6 +541,18 @@ export const applepayCertificateSchema = z.strictObject({
   activated_at: nullableText,
 });
 
+const voucherSchema = z.strictObject({
+  amount: z.string(),
+  currency: z.string(),
+  expiry: nullableText.check(z.meta({ description: "The last day it can be spent, `YYYY-MM-DD`" })),
+});
+
+export const balancesSchema = z.strictObject({
+  vouchers: z.array(voucherSchema).check(z.meta({ description: "What is left on each unexpired voucher" })),
+  available_balance: voucherSchema,
+  customer_action: z.null().check(z.meta({ description: "Always null: no balance here needs the shopper" })),
+});
+
 // Products
 export const productSchema = z.strictObject({
   id: id("prod_…"),
@@ -728,6 +740,7 @@ export const components = {
   CustomerAction: customerActionSchema,
   Error: errorSchema,
   Activity: activitySchema,
+  Balances: balancesSchema,
   ApplePayCertificate: applepayCertificateSchema,
   SupervisedProject: supervisedProjectSchema,
   // Products

@@ -41,6 +41,7 @@ import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
   activitySchema,
   applepayCertificateSchema,
+  balancesSchema,
   cardInformationSchema,
   cardSchema,
   changedCardSchema,
@@ -225,6 +226,12 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     expand: "token",
     answer: success({ token: tokenSchema, customer_action: customerActionSchema }),
     example: { source: "card_01JZ5Y8W9E0000000000000000" },
+  },
+  "GET /balances/tokens/{token_id}": {
+    summary: "A customer token's stored-value balance",
+    description:
+      "The vouchers and available total of a gift card saved as a customer token, asked of the provider that verified it (else the first enabled card configuration). The sandbox's gift cards are test cards; a card that holds no balance is a 400 `request.token.no-balance`, a gateway that tells none `request.gateway.balance-not-supported`.",
+    answer: one("balances", balancesSchema),
   },
   "GET /customers/{customer_id}/tokens": {
     summary: "List a customer's tokens",

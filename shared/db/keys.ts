@@ -125,6 +125,15 @@ export const keys = {
     sk: `increment#${reference}`,
   }),
   sandboxIncrementPrefix: "increment#",
+  /**
+   * A sandbox gift card's money moved by an operation (`shared/gateways/sandbox/gift-cards.ts`): the
+   * amount an authorization took (`spend`, under the authorization's reference) or a refund gave back
+   * (`credit`, under the refund's), so a repeated operation moves nothing twice.
+   */
+  sandboxGiftCardMove: (scope: Scope, reference: string, move: "spend" | "credit"): ItemKey => ({
+    pk: `${scope}#sandbox-gateway#${reference}`,
+    sk: `gift-card#${move}`,
+  }),
   sandboxCard: (scope: Scope, fingerprint: string): ItemKey => ({
     pk: `${scope}#sandbox-card#${fingerprint}`,
     sk: "card",

@@ -51,7 +51,24 @@ export interface CardOperations {
    * the payment's authorization (`ThreeDSContext.authenticated`). Absent when the provider cannot.
    */
   authenticate?(request: AuthorizeRequest): Promise<AuthenticateOutcome>;
+  /**
+   * What a stored-value card (a gift card) holds: its vouchers and the available total; `none` when
+   * the card holds no balance with this provider. Absent when the provider tells no balances.
+   */
+  balance?(request: BalanceRequest): Promise<BalanceOutcome>;
 }
+
+export interface BalanceRequest extends ConnectorScope {
+  card: CardCredentials;
+}
+
+export type BalanceOutcome =
+  | { status: "none" }
+  | {
+      status: "balance";
+      vouchers: { amount: string; currency: string; expiry: string | null }[];
+      available: { amount: string; currency: string; expiry: string | null };
+    };
 
 /** A payout to a card: `amount` credited to the cardholder (an original credit transaction). */
 export interface PayoutRequest extends ConnectorScope {

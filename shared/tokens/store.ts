@@ -70,6 +70,13 @@ export async function insertToken(
       },
       ...(cardWrite ? [cardWrite] : []),
       ...alsoWrite,
+      // Which customer the token belongs to, for the routes that name a token alone (`findTokenById`).
+      {
+        Put: {
+          TableName: config.tableName,
+          Item: { ...keys.resource(token.project_id, token.id), type: OWNER, customer_id: token.customer_id },
+        },
+      },
     ]);
     return "created";
   } catch (error) {
@@ -393,6 +400,20 @@ export async function recordTokenAnswer(
 }
 
 /** A token item with its version, consistently read; undefined when absent. */
+const OWNER = "token-owner";
+
+/**
+ * A token named by its id alone (`GET /balances/tokens/{id}`): its customer is found from the item
+ * its creation wrote beside it; a token deleted since is not found.
+ */
+export async function findTokenById(scope: Scope, tokenId: string): Promise<Token | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.resource(scope, tokenId), ConsistentRead: true }),
+  );
+  if (Item?.type !== OWNER) return undefined;
+  return (await findVersionedToken(scope, String(Item.customer_id), tokenId))?.token;
+}
+
 export async function findVersionedToken(
   scope: Scope,
   customerId: string,

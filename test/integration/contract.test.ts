@@ -432,6 +432,17 @@ describe("the contract against live answers", () => {
     await ok("DELETE /payouts/{payout_id}", `/payouts/${payouts[0].id}`);
 
     // The smaller routes the client libraries know.
+    const giftCard = (
+      await ok("POST /cards", "/cards", {
+        body: { number: "4000000000007007", exp_month: 12, exp_year: 2099 },
+      })
+    ).card;
+    const giftToken = (
+      await ok("POST /customers/{customer_id}/tokens", `/customers/${customer.id}/tokens`, {
+        body: { source: giftCard.id },
+      })
+    ).token;
+    await ok("GET /balances/tokens/{token_id}", `/balances/tokens/${giftToken.id}`);
     await ok("GET /cards", "/cards?limit=2");
     await ok("POST /transactions", "/transactions", { body: { limit: 2, expand: ["invoice"] } });
     await ok(

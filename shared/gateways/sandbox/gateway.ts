@@ -1,3 +1,4 @@
+import { clock } from "../../clock.ts";
 import { amountProblemIn, isZeroAmount } from "../../money.ts";
 import type {
   AuthenticateOutcome,
@@ -15,6 +16,13 @@ import type {
   VerifyOutcome,
 } from "../connector.ts";
 import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
+import {
+  balanceOf,
+  giftCardVouchers,
+  giveBack as giveBackToGiftCard,
+  spend as spendGiftCard,
+  spentOn,
+} from "./gift-cards.ts";
 import { type SandboxLedger, tableLedger } from "./ledger.ts";
 import { decideNativePayment } from "./native-apm.ts";
 import { decidePayout } from "./payout.ts";
@@ -61,7 +69,10 @@ export function sandboxGateway(
   ledger: SandboxLedger = tableLedger,
   rehearsal?: Rehearsal,
 ): CardConnector & {
-  card: { authenticate: NonNullable<CardOperations["authenticate"]> };
+  card: {
+    authenticate: NonNullable<CardOperations["authenticate"]>;
+    balance: NonNullable<CardOperations["balance"]>;
+  };
   nativeApm: NativeApmOperations;
   payout: NonNullable<PaymentConnector["payout"]>;
 } {
@@ -118,6 +129,23 @@ export function sandboxGateway(
         checks,
         threeDS: threeDS.status,
       };
+    }
+    // A gift card's authorization takes its amount from the card's balance, in the card's currency.
+    const vouchers = giftCardVouchers(request.card.number);
+    if (vouchers) {
+      const refusedGiftCard =
+        vouchers[0]?.currency !== request.currency
+          ? declined("card.not-supported", `This gift card holds ${vouchers[0]?.currency} only.`)
+          : (await spendGiftCard(
+                request.scope,
+                request.card,
+                request.reference,
+                request.amount,
+                clock.now(),
+              )) === "insufficient"
+            ? declined("card.no-money", "The gift card's balance is below the amount.")
+            : undefined;
+      if (refusedGiftCard) return { ...refusedGiftCard, checks, threeDS: threeDS.status };
     }
     return {
       status: "approved",
@@ -215,6 +243,18 @@ export function sandboxGateway(
         )) as AuthenticateOutcome;
       },
 
+      async balance(request) {
+        await reach();
+        const vouchers = giftCardVouchers(request.card.number);
+        if (!vouchers) return { status: "none" };
+        const { vouchers: left, available_balance } = balanceOf(
+          vouchers,
+          await spentOn(request.scope, request.card.fingerprint),
+          clock.now(),
+        );
+        return { status: "balance", vouchers: left, available: available_balance };
+      },
+
       async verifyCard(request) {
         await reach();
         const behaviour = testCardBehaviour(request.card.number);
@@ -291,10 +331,14 @@ export function sandboxGateway(
 
     async void(request) {
       await reach();
-      parseGatewayReference(request.gatewayReference);
-      return (await ledger.record(request.scope, "void", request.reference, {
+      const { authorization } = parseGatewayReference(request.gatewayReference);
+      const outcome = (await ledger.record(request.scope, "void", request.reference, {
         status: "approved",
       })) as OperationOutcome;
+      if (outcome.status === "approved") {
+        await giveBackToGiftCard(request.scope, authorization, { reference: request.reference });
+      }
+      return outcome;
     },
 
     async refund(request) {
@@ -305,7 +349,23 @@ export function sandboxGateway(
         (parseGatewayReference(request.gatewayReference).followUp === "refund-declined"
           ? declined("gateway.declined", "The sandbox gateway declined the refund of this test card.")
           : { status: "approved" });
-      return (await ledger.record(request.scope, "refund", request.reference, outcome)) as OperationOutcome;
+      const recorded = (await ledger.record(
+        request.scope,
+        "refund",
+        request.reference,
+        outcome,
+      )) as OperationOutcome;
+      if (recorded.status === "approved") {
+        await giveBackToGiftCard(
+          request.scope,
+          parseGatewayReference(request.gatewayReference).authorization,
+          {
+            reference: request.reference,
+            amount: request.amount,
+          },
+        );
+      }
+      return recorded;
     },
 
     async lookup(request) {
