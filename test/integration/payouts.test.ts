@@ -8,7 +8,8 @@ import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
 import { allPayoutItems, linesOfDay } from "../../shared/payouts/store.ts";
 import { createProject } from "../../shared/projects/project.ts";
-import { dailyCloseScheduleName } from "../../shared/scheduling/port.ts";
+import { dailyCloseScheduleName, type ScheduleRequest } from "../../shared/scheduling/port.ts";
+import { tableScheduler } from "../../shared/scheduling/table.ts";
 import { type StripeDouble, startStripeDouble } from "../doubles/stripe.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
@@ -366,6 +367,12 @@ describe("payouts of the sandbox gateway", () => {
       }
       return send(command as never);
     }) as typeof dynamo.send);
+    const schedule = tableScheduler.schedule.bind(tableScheduler);
+    const closes: ScheduleRequest[] = [];
+    vi.spyOn(tableScheduler, "schedule").mockImplementation(async (request, fireAt) => {
+      if (request.job.kind === "daily-close") closes.push(request);
+      return schedule(request, fireAt);
+    });
     const paid = await pay(env, "11.00", CREDIT);
     await refund(env, paid, "1.00");
     // An authorization voided: no money moved.
@@ -376,6 +383,10 @@ describe("payouts of the sandbox gateway", () => {
     await env.client.post(`/invoices/${invoice.id}/authorize`, { source: card.id });
     expect((await env.client.post(`/invoices/${invoice.id}/void`, {})).status).toBe(200);
     vi.restoreAllMocks();
+    // Two settlements of the day, one scheduler call for its close (this container remembers it).
+    expect(closes.filter((request) => request.job.scope === env.scope)).toEqual([
+      expect.objectContaining({ name: dailyCloseScheduleName(env.scope, day) }),
+    ]);
 
     const withLines = writes.filter((items) => items.some((item) => item.type === "settlement-line"));
     expect(withLines).toHaveLength(2);
