@@ -1,3 +1,4 @@
+import { activityWrite } from "../activities/activity.ts";
 import { clock } from "../clock.ts";
 import type { PageRequest } from "../db/listing.ts";
 import { failedConditions, type TransactItem } from "../db/transactions.ts";
@@ -48,10 +49,19 @@ export async function createProduct(
   const presented = presentProduct(product);
   await insertProduct(product, [
     ...eventWrite(caller.projectId, "product.created", { product: presented }, now),
+    ...activityWrite(
+      caller,
+      "product.created",
+      `Product "${product.name}" created (${product.amount} ${product.currency})`,
+      subject(product),
+      now,
+    ),
     ...commit(presented),
   ]);
   return presented;
 }
+
+const subject = (product: Product) => ({ type: "product", id: product.id });
 
 /** A product that exists (a deleted one is gone for the API, as an unknown one). */
 export async function liveProduct(caller: Caller, id: string): Promise<VersionedProduct> {
@@ -80,11 +90,16 @@ export async function changeProduct(caller: Caller, id: string, input: unknown):
   const next: Product = { ...current.product, ...sentOnly(changes), updated_at: now.toISOString() };
   checkMakesInvoices(next, changes);
   const presented = presentProduct(next);
-  const outcome = await replaceProduct(
-    current,
-    next,
-    eventWrite(caller.projectId, "product.updated", { product: presented }, now),
-  );
+  const outcome = await replaceProduct(current, next, [
+    ...eventWrite(caller.projectId, "product.updated", { product: presented }, now),
+    ...activityWrite(
+      caller,
+      "product.updated",
+      `Product "${next.name}" updated (${Object.keys(sentOnly(changes)).join(", ") || "nothing sent"})`,
+      subject(next),
+      now,
+    ),
+  ]);
   if (outcome === "changed") throw concurrentChange(id);
   return presented;
 }
@@ -94,11 +109,16 @@ export async function deleteProduct(caller: Caller, id: string): Promise<void> {
   const current = await liveProduct(caller, id);
   const now = clock.now();
   const next: Product = { ...current.product, deleted_at: now.toISOString(), updated_at: now.toISOString() };
-  const outcome = await replaceProduct(
-    current,
-    next,
-    eventWrite(caller.projectId, "product.deleted", { product: presentProduct(next) }, now),
-  );
+  const outcome = await replaceProduct(current, next, [
+    ...eventWrite(caller.projectId, "product.deleted", { product: presentProduct(next) }, now),
+    ...activityWrite(
+      caller,
+      "product.deleted",
+      `Product "${next.name}" deleted: its link stops working`,
+      subject(next),
+      now,
+    ),
+  ]);
   if (outcome === "changed") throw concurrentChange(id);
 }
 

@@ -242,6 +242,26 @@ describe("the activity log", () => {
     expect(one.body).toEqual({ success: true, activity: first });
   });
 
+  it("records a product's creation, change and deletion with the change's own write", async () => {
+    const { client } = await environment();
+    const product = (await client.post("/products", { name: "Gold", amount: "19.90", currency: "EUR" })).body
+      .product;
+    expect((await client.put(`/products/${product.id}`, { name: "Gold plus" })).status).toBe(200);
+    expect((await client.del(`/products/${product.id}`)).status).toBe(200);
+    const titles = (await client.get("/activities")).body.activities.map(
+      (activity: { type: string; title: string; subject: { id: string } }) => [
+        activity.type,
+        activity.title,
+        activity.subject.id,
+      ],
+    );
+    expect(titles).toEqual([
+      ["product.deleted", 'Product "Gold plus" deleted: its link stops working', product.id],
+      ["product.updated", 'Product "Gold plus" updated (name)', product.id],
+      ["product.created", 'Product "Gold" created (19.90 EUR)', product.id],
+    ]);
+  });
+
   it("is the environment's own: another project's entries answer 404 and are never listed", async () => {
     const mine = await environment("Activities one");
     const theirs = await environment("Activities two");
