@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appleCertificateFor } from "../support/applepay.ts";
+import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
+import { api, type Client, type RunningStack, startStack } from "./harness.ts";
+
+/**
+ * Issue 21's first walk, against `npm start` over HTTP: every route the official clients know that
+ * this issue serves, called as each client calls it (`../shared/reference/client-compatibility.md`):
+ * Node omits unset keys, Python, PHP and Ruby send them as null in JSON bodies; Python writes unset
+ * query options as `None`, PHP as empty values; every answer carries `success: true` and the key the
+ * client reads.
+ */
+let stack: RunningStack;
+
+beforeAll(async () => {
+  stack = await startStack({ dynamodb: "own" });
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+type Style = "node" | "python" | "php" | "ruby";
+const STYLES: Style[] = ["node", "python", "php", "ruby"];
+// biome-ignore lint/suspicious/noExplicitAny: answers are asserted on, not typed (as in the harness)
+type Json = any;
+
+/** A client library's request: its body keys (null when unset but Node's), its query options, its headers. */
+function library(style: Style, credentials: { project_id: string; private_key: string }) {
+  const headers = {
+    authorization: basicAuthorization(credentials.project_id, credentials.private_key),
+    "user-agent": `processout-${style}/1.0`,
+    "api-version": "1.4.0.0",
+    accept: style === "php" ? "*/*" : "application/json",
+  };
+  const bodyOf = (known: readonly string[], given: Record<string, unknown>) =>
+    style === "node" ? given : { ...Object.fromEntries(known.map((key) => [key, null])), ...given };
+  const listingQuery =
+    style === "python"
+      ? "?expand=None&filter=None&limit=None&end_before=None&start_after=None"
+      : style === "php"
+        ? "?filter=&limit=&end_before=&start_after="
+        : "";
+  const send = async (method: string, target: string, body?: Record<string, unknown> | "") => {
+    const answer = await sendRaw(stack.url, {
+      method,
+      target,
+      headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: body === "" ? "" : JSON.stringify(body) }),
+    });
+    return { status: answer.status, body: (answer.text ? JSON.parse(answer.text) : undefined) as Json };
+  };
+  return {
+    style,
+    get: (path: string) => send("GET", path),
+    list: (path: string) => send("GET", `${path}${listingQuery}`),
+    post: (path: string, known: readonly string[], given: Record<string, unknown>) =>
+      send("POST", path, bodyOf(known, given)),
+    put: (path: string, known: readonly string[], given: Record<string, unknown>) =>
+      send("PUT", path, bodyOf(known, given)),
+    del: (path: string) => send("DELETE", path, style === "php" ? {} : undefined),
+    postEmpty: (path: string) => send("POST", path, style === "node" ? undefined : ""),
+  };
+}
+
+/** The answer succeeded, with the key the clients read. */
+function read(answer: { status: number; body: Json }, key?: string) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  expect(answer.body.success).toBe(true);
+  if (key) expect(answer.body).toHaveProperty(key);
+  return key ? answer.body[key] : answer.body;
+}
+
+const PRODUCT_KEYS = ["name", "amount", "currency", "metadata", "return_url", "cancel_url"] as const;
+const LAYOUT_KEYS = ["name", "type", "is_default", "configuration"] as const;
+const AUTHORIZE_KEYS = [
+  "synchronous",
+  "retry_drop_liability_shift",
+  "capture_amount",
+  "enable_three_d_s_2",
+  "allow_fallback_to_sale",
+  "override_mac_blocking",
+  "external_three_d_s",
+  "save_source",
+  "metadata",
+  "incremental",
+] as const;
+
+describe("the routes of issue 21 on the local stack, as each official client calls them", () => {
+  it("serves products, cards, gateways, transactions and the invoice extras to all four clients", async () => {
+    const merchant = api(stack.url, stack.credentials.sandbox);
+    const customer = (await merchant.post("/customers", { first_name: "Ada" })).body.customer;
+    for (const style of STYLES) {
+      const client = library(style, stack.credentials.sandbox);
+      // Products.
+      const product = read(
+        await client.post("/products", PRODUCT_KEYS, {
+          name: `Gold ${style}`,
+          amount: "19.90",
+          currency: "EUR",
+        }),
+        "product",
+      );
+      expect(product.url).toContain("/pay/");
+      expect(read(await client.list("/products"), "products").length).toBeGreaterThan(0);
+      read(await client.get(`/products/${product.id}`), "product");
+      expect(
+        read(
+          await client.put(`/products/${product.id}`, PRODUCT_KEYS, { ...product, name: `Gold+ ${style}` }),
+          "product",
+        ).name,
+      ).toBe(`Gold+ ${style}`);
+      const fromProduct = read(await client.postEmpty(`/products/${product.id}/invoices`), "invoice");
+      expect(fromProduct).toMatchObject({ amount: "19.90", currency: "EUR" });
+      read(await client.del(`/products/${product.id}`));
+
+      // Cards, gateway configurations of one gateway, transactions as a POST.
+      read(await client.list("/cards"), "cards");
+      read(await client.list("/gateways/sandbox/gateway-configurations"), "gateway_configurations");
+      read(
+        await client.post("/transactions", ["filter", "limit", "end_before", "start_after"], {}),
+        "transactions",
+      );
+
+      // The invoice's customer.
+      const invoice = (await merchant.post("/invoices", { name: "Order", amount: "10.00", currency: "EUR" }))
+        .body.invoice;
+      read(
+        await client.post(`/invoices/${invoice.id}/customers`, ["customer_id"], { customer_id: customer.id }),
+        "customer",
+      );
+      expect(read(await client.get(`/invoices/${invoice.id}/customers`), "customer").id).toBe(customer.id);
+
+      // 3DS without paying: an answer with customer_action carries transaction too.
+      const card = (
+        await merchant.post("/cards", { number: "4000000000000101", exp_month: 12, exp_year: 2099 })
+      ).body.card;
+      const started = read(
+        await client.post(`/invoices/${invoice.id}/three-d-s`, ["source", "enable_three_d_s_2"], {
+          source: card.id,
+        }),
+      );
+      expect(started.customer_action).toMatchObject({ type: "url" });
+      expect(started).toHaveProperty("transaction");
+
+      // A payout to a card.
+      const payoutInvoice = (
+        await merchant.post("/invoices", { name: "Winnings", amount: "5.00", currency: "EUR" })
+      ).body.invoice;
+      const payoutCard = (
+        await merchant.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 })
+      ).body.card;
+      const keys =
+        style === "python" || style === "php"
+          ? ["gateway_configuration_id", "source", "force_gateway_configuration_id"]
+          : ["gateway_configuration_id", "source", "force_gateway_configuration_id", "metadata"];
+      expect(
+        read(
+          await client.post(`/invoices/${payoutInvoice.id}/payout`, keys, { source: payoutCard.id }),
+          "transaction",
+        ).status,
+      ).toBe("completed");
+    }
+    // Node and Ruby send authenticate to the literal path: it names no invoice.
+    for (const style of ["node", "ruby"] as const) {
+      const answer = await library(style, stack.credentials.sandbox).post(
+        "/invoices/:invoice_id/authenticate",
+        AUTHORIZE_KEYS,
+        {
+          source: "card_x",
+        },
+      );
+      expect(answer.status).toBe(404);
+      expect(answer.body.error_type).toBe("resource.invoice.not-found");
+    }
+  });
+
+  it("serves the project routes: Apple Pay certificates, the Python and PHP clients' activities and supervised projects, deletion", async () => {
+    const certificatesPath = "/projects/applepay/alternative-merchant-certificates";
+    for (const style of STYLES) {
+      const client = library(style, stack.credentials.sandbox);
+      const made = read(await client.postEmpty(certificatesPath), "alternative_merchant_certificate");
+      const listed = read(await client.get(certificatesPath), "applepay_certificates");
+      expect(typeof listed.count).toBe("string");
+      expect(listed.alternative_merchant_certificates.map((found: { id: string }) => found.id)).toContain(
+        made.id,
+      );
+      read(await client.del(`${certificatesPath}/${made.id}`));
+      // Every client sends the placeholder of DELETE /projects/{project_id} itself.
+      const placeholder = await client.del(
+        style === "php" ? "/projects/{project_id}" : "/projects/%7Bproject_id%7D",
+      );
+      expect(placeholder.status).toBe(404);
+      expect(placeholder.body.error_type).toBe("resource.project.not-found");
+    }
+    // Rotation through our own routes: Apple's certificate for a key pair we hold.
+    const merchant = api(stack.url, stack.credentials.sandbox);
+    const pending = (await merchant.post(certificatesPath, {})).body.alternative_merchant_certificate;
+    const activated = await merchant.put(`${certificatesPath}/${pending.id}`, {
+      certificate: await appleCertificateFor(pending.csr),
+    });
+    expect(activated.body.alternative_merchant_certificate.status).toBe("active");
+
+    for (const style of ["python", "php"] as const) {
+      const client = library(style, stack.credentials.sandbox);
+      const activities = read(await client.list("/activities"), "activities");
+      expect(activities.length).toBeGreaterThan(0);
+      read(await client.get(`/activities/${activities[0].id}`), "activity");
+      const child = read(
+        await client.post(
+          "/supervised-projects",
+          ["id", "name", "default_currency", "dunning_configuration", "applepay_settings", "public_metadata"],
+          { name: `Sub-merchant ${style}`, default_currency: "EUR" },
+        ),
+        "project",
+      );
+      expect(child.private_key).toEqual(expect.any(String));
+      expect(
+        read(await client.list("/supervised-projects"), "projects").map((found: { id: string }) => found.id),
+      ).toContain(child.id);
+      const childClient: Client = api(stack.url, { project_id: child.id, private_key: child.private_key });
+      expect((await childClient.get("/customers")).status).toBe(200);
+      read(await client.del(`/projects/${child.id}`));
+      expect((await childClient.get("/customers")).status).toBe(401);
+    }
+  });
+
+  it("serves gift card balances to every client", async () => {
+    const merchant = api(stack.url, stack.credentials.sandbox);
+    const customer = (await merchant.post("/customers", { first_name: "Ada" })).body.customer;
+    const card = (
+      await merchant.post("/cards", { number: "4000000000007007", exp_month: 12, exp_year: 2099 })
+    ).body.card;
+    const token = (await merchant.post(`/customers/${customer.id}/tokens`, { source: card.id })).body.token;
+    for (const style of STYLES) {
+      const balances = read(
+        await library(style, stack.credentials.sandbox).get(`/balances/tokens/${token.id}`),
+        "balances",
+      );
+      expect(balances.available_balance).toEqual({ amount: "50.00", currency: "EUR", expiry: "2099-06-30" });
+    }
+  });
+});
