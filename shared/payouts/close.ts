@@ -16,6 +16,7 @@ import type { SettlementLine } from "./settlement.ts";
 import { closeDueAt } from "./settlement.ts";
 import {
   allPayoutItems,
+  dayHasLines,
   findPayout,
   insertPayout,
   linesOfDay,
@@ -28,7 +29,8 @@ import {
  * day on the environment's clock): (1) the sandbox gateway pays out what it settled that day, one
  * payout per gateway configuration and currency, each line of the day an item of it; (1b) the Stripe
  * configurations' payouts made since the last close are read (`providers.ts`); (2) the day's
- * exports run (`runDailyExports`, `shared/exports/daily.ts`).
+ * exports run (`runDailyExports`, `shared/exports/daily.ts`). The week before is checked for a day
+ * whose lines no payout holds (its close never scheduled), which is then paid out.
  *
  * Safe to run twice, late, or after a crash half-way: a payout's id follows from the environment,
  * the day, the configuration and the currency, its items' ids from the lines they pay out; items
@@ -43,18 +45,54 @@ export async function runDailyClose(job: DailyCloseJob): Promise<string> {
   const environment = await findEnvironment(job.scope);
   if (!environment) return "no-environment";
   const lines = await linesOfDay(job.scope, job.day);
+  const outcomes: string[] = [];
+  for (const group of groupsOf(lines))
+    outcomes.push(await payOut(job.scope, job.day, group, nowIn(environment)));
+  const caughtUp = await closeEarlierDays(job.scope, job.day, nowIn(environment));
+  const providers = await closeProviderPayouts(environment);
+  await runDailyExports(job.scope, job.day);
+  const count = (outcome: string) => outcomes.filter((found) => found === outcome).length;
+  return `payouts: ${count("created")} created, ${count("existing")} existing, ${count("deleted")} deleted; Stripe payouts: ${providers}; earlier days: ${caughtUp} made`;
+}
+
+/** A day's lines by gateway configuration and currency: one payout each. */
+function groupsOf(lines: readonly SettlementLine[]): SettlementLine[][] {
   const groups = new Map<string, SettlementLine[]>();
   for (const line of lines) {
     const key = `${line.gateway_configuration_id}|${line.currency}`;
     groups.set(key, [...(groups.get(key) ?? []), line]);
   }
-  const outcomes: string[] = [];
-  for (const group of groups.values())
-    outcomes.push(await payOut(job.scope, job.day, group, nowIn(environment)));
-  const providers = await closeProviderPayouts(environment);
-  await runDailyExports(job.scope, job.day);
-  const count = (outcome: string) => outcomes.filter((found) => found === outcome).length;
-  return `payouts: ${count("created")} created, ${count("existing")} existing, ${count("deleted")} deleted; Stripe payouts: ${providers}`;
+  return [...groups.values()];
+}
+
+/**
+ * How many days before the closed one are checked for settled lines no payout holds: a day whose
+ * close was never scheduled (its only settlements' scheduler calls failed) is paid out by a later
+ * day's close, within a week.
+ */
+export const LOOKBACK_DAYS = 7;
+
+async function closeEarlierDays(scope: Scope, day: string, now: Date): Promise<number> {
+  let made = 0;
+  for (let back = 1; back <= LOOKBACK_DAYS; back++) {
+    const earlier = new Date(Date.parse(`${day}T00:00:00.000Z`) - back * 24 * 3600 * 1000)
+      .toISOString()
+      .slice(0, 10);
+    if (!(await dayHasLines(scope, earlier))) continue;
+    for (const group of groupsOf(await linesOfDay(scope, earlier))) {
+      const first = group[0] as SettlementLine;
+      // Made (or deleted) by its own close: checking it again is that close's, not this one's.
+      if (
+        await findPayout(
+          scope,
+          sandboxPayoutId(scope, earlier, first.gateway_configuration_id, first.currency),
+        )
+      )
+        continue;
+      if ((await payOut(scope, earlier, group, now)) === "created") made += 1;
+    }
+  }
+  return made;
 }
 
 /** The payout id of a day, configuration and currency: the same on every run. */

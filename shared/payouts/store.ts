@@ -257,6 +257,20 @@ export async function allPayoutItems(scope: Scope, payoutId: string): Promise<Pa
   }
 }
 
+/** Whether anything settled on an environment's business day (one key read at most). */
+export async function dayHasLines(scope: Scope, day: string): Promise<boolean> {
+  const { Count = 0 } = await dynamo.send(
+    new QueryCommand({
+      TableName: config.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": keys.settlementDay(scope, day) },
+      ProjectionExpression: "pk",
+      Limit: 1,
+    }),
+  );
+  return Count > 0;
+}
+
 /** Every settlement line of an environment's business day, in one query (paged by DynamoDB). */
 export async function linesOfDay(scope: Scope, day: string): Promise<SettlementLine[]> {
   const lines: SettlementLine[] = [];

@@ -1,4 +1,10 @@
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import Big from "big.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { handler as dailyCloseHandler } from "../../functions/jobs/daily-close.ts";
@@ -451,6 +457,42 @@ describe("payouts of the sandbox gateway", () => {
     expect(rechecked.reconciliation).toMatchObject({ status: "mismatched", unpaid_transactions: [late.id] });
     expect(rechecked.amount).toBe(payout.amount);
     expect(await itemsOf(env, payout.id)).toHaveLength(2);
+  });
+
+  it("pay out a day whose close was never scheduled with a later day's close", async () => {
+    const env = await environment();
+    const lost = await nextDayAt(env, 9);
+    const forgotten = await pay(env, "13.00", CREDIT);
+    // The only scheduler call of that day is lost (a failed call, no other settlement that day).
+    await dynamo.send(
+      new DeleteCommand({
+        TableName: config.tableName,
+        Key: keys.scheduledJob(dailyCloseScheduleName(env.scope, lost)),
+      }),
+    );
+    await advanceTo(env, pastMidnight(lost));
+    expect(await payouts(env)).toEqual([]);
+
+    const next = pastMidnight(lost).slice(0, 10);
+    await advanceTo(env, `${next}T09:00:00.000Z`);
+    const later = await pay(env, "2.00", CREDIT);
+    const moved = await advanceTo(env, pastMidnight(next));
+    expect(moved.jobs).toContainEqual(
+      expect.objectContaining({
+        kind: "daily-close",
+        outcome: expect.stringMatching(/earlier days: 1 made$/),
+      }),
+    );
+    const made = await payouts(env);
+    expect(made.map((payout: Json) => payout.bank_summary).sort()).toEqual(
+      [`SANDBOX PAYOUT ${lost}`, `SANDBOX PAYOUT ${next}`].sort(),
+    );
+    const ofLost = made.find((payout: Json) => payout.bank_summary === `SANDBOX PAYOUT ${lost}`);
+    expect((await itemsOf(env, ofLost.id)).map((item: Json) => item.transaction_id)).toEqual([forgotten.id]);
+    const ofNext = made.find((payout: Json) => payout.bank_summary === `SANDBOX PAYOUT ${next}`);
+    expect((await itemsOf(env, ofNext.id)).map((item: Json) => item.transaction_id)).toEqual([later.id]);
+    // Closed once: the next close leaves it as it is.
+    expect((await close(env.scope, next)).outcome).toMatch(/0 created, 1 existing.*earlier days: 0 made$/);
   });
 
   it("keep each project's payouts to itself", async () => {
