@@ -1,4 +1,4 @@
-import { Duration, type RemovalPolicy, type Stack, Validations } from "aws-cdk-lib";
+import { CfnOutput, Duration, type RemovalPolicy, type Stack, Validations } from "aws-cdk-lib";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { EXPORTS_BUCKET_VARIABLE } from "../shared/exports/names.ts";
@@ -33,6 +33,11 @@ export function buildExportFiles(stack: Stack, removalPolicy: RemovalPolicy): Bu
     id: "AwsSolutions-S1",
     reason:
       "Export files are written and read only by the stage's own export functions, whose every run is logged (export id, rows, size) in their log groups; the bucket is private, TLS-only and its objects expire after 30 days.",
+  });
+  // A sandbox stage's bucket is removed with its stack once empty (CloudFormation deletes no objects).
+  new CfnOutput(stack, "ExportFilesBucket", {
+    value: bucket.bucketName,
+    description: "Where export files are",
   });
   return bucket;
 }
