@@ -674,7 +674,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /payouts": {
     summary: "List payouts",
     description:
-      "What providers paid out to the merchant: the sandbox gateway's daily payouts (made by the close of each business day, at 00:00 of the next on the environment's clock), newest first.",
+      "What providers paid out to the merchant, newest first: the sandbox gateway's daily payouts (made by the close of each business day, at 00:00 of the next on the environment's clock) and the payouts of each Stripe configuration (read by that close).",
     listing: true,
     answer: page("payouts", payoutSchema),
   },
