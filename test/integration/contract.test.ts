@@ -1,9 +1,14 @@
 import { createHmac } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { contractOf, openApiDocument } from "../../lib/contract/document.ts";
 import { routeKey, routes } from "../../lib/topology.ts";
 import { config } from "../../shared/config.ts";
+import { runExport } from "../../shared/exports/run.ts";
+import { resetExportStorage } from "../../shared/exports/storage/index.ts";
 import { newId } from "../../shared/ids.ts";
 import { runDailyClose } from "../../shared/payouts/close.ts";
 import { createProject } from "../../shared/projects/project.ts";
@@ -430,6 +435,47 @@ describe("the contract against live answers", () => {
     await ok("GET /payouts/{payout_id}", `/payouts/${payouts[0].id}`);
     await ok("GET /payouts/{payout_id}/items", `/payouts/${payouts[0].id}/items`);
     await ok("DELETE /payouts/{payout_id}", `/payouts/${payouts[0].id}`);
+
+    // Exports: a layout (its type's default), the choices, an export run as its queue's worker runs
+    // it (into a folder here), and the SFTP settings automatic exports are delivered with.
+    process.env.EXPORTS_DIR = await mkdtemp(join(tmpdir(), "contract-exports-"));
+    resetExportStorage();
+    const { export_layout: layout } = await ok("POST /exports/layouts", "/exports/layouts", {
+      body: {
+        name: "Finance",
+        type: "transactions",
+        is_default: true,
+        configuration: {
+          columns: [{ name: "id", rename: "Transaction" }, { name: "amount" }],
+          time: { format: "date" },
+          amount: { precision: 2, separator: "," },
+        },
+      },
+    });
+    await ok("GET /exports/layouts", "/exports/layouts");
+    await ok("GET /exports/layouts/{export_layout_id}", `/exports/layouts/${layout.id}`);
+    await ok("PUT /exports/layouts/{export_layout_id}", `/exports/layouts/${layout.id}`, {
+      body: { name: "Finance (EU)", configuration: { columns: null, time: null, amount: null } },
+    });
+    await ok("GET /exports/layouts/default/{export_type}", "/exports/layouts/default/transactions");
+    await ok("GET /exports/layouts/default/{export_type}", "/exports/layouts/default/payouts");
+    await ok("GET /exports/layouts/options/{export_type}", "/exports/layouts/options/payout_items");
+    const { export: requested } = await ok("POST /exports", "/exports", {
+      body: {
+        type: "transactions",
+        from: `${today}T00:00:00Z`,
+        to: new Date(Date.now() + 60_000).toISOString(),
+      },
+    });
+    await runExport(sandboxId, requested.id);
+    await ok("GET /exports/{export_id}", `/exports/${requested.id}`);
+    await ok("GET /exports", "/exports");
+    await ok("PUT /projects/{project_id}/sftp-settings", `/projects/${sandboxId}/sftp-settings`, {
+      body: { endpoint: "sftp.example.com:22", username: "finance", password: "a secret", private_key: null },
+    });
+    await ok("GET /projects/{project_id}/sftp-settings", `/projects/${sandboxId}/sftp-settings`);
+    await ok("DELETE /projects/{project_id}/sftp-settings", `/projects/${sandboxId}/sftp-settings`);
+    await ok("DELETE /exports/layouts/{export_layout_id}", `/exports/layouts/${layout.id}`);
 
     // The smaller routes the client libraries know.
     const giftCard = (
