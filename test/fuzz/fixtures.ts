@@ -58,6 +58,11 @@ async function environmentFixtures(client: Client, projectId: string): Promise<E
   };
 
   add("project_id", projectId, "own");
+  // Projects a request may delete (`DELETE /projects/{id}`) instead of the campaign's own.
+  for (const name of ["Fuzz child A", "Fuzz child B", "Fuzz child C"]) {
+    const child = await client.post("/supervised-projects", { name });
+    add("disposable_project_id", child.body?.project?.id, "supervised");
+  }
   const customer = await created(client.post("/customers", { first_name: "Fuzz" }), "customer");
   add("customer_id", customer, "customer");
   // Several cards: requests delete (anonymize) the ones they address.

@@ -702,7 +702,18 @@ function routeRequest(route: RouteDeclaration, fixtures: Fixtures): fc.Arbitrary
     })
     .map(({ who, method, segments, query, headers: extra, body }) => {
       let index = 0;
-      const path = route.path.replace(/\{[^}]+\}/g, () => segments[index++]?.segment ?? "");
+      let path = route.path.replace(/\{[^}]+\}/g, () => segments[index++]?.segment ?? "");
+      // Deleting the campaign's own project would answer every later request 401: a DELETE aimed
+      // at it (by its route or a changed method) deletes one of its supervised projects instead.
+      const ownProjects = [fixtures.sandbox, fixtures.live].flatMap((environment) =>
+        (environment.byParameter.project_id ?? []).map((fixture) => fixture.id),
+      );
+      const [, projectSegment] = /^\/projects\/([^/?]+)$/.exec(path) ?? [];
+      if (method === "DELETE" && projectSegment && ownProjects.map(percentEncode).includes(projectSegment)) {
+        const environment = projectSegment.startsWith("test-") ? fixtures.sandbox : fixtures.live;
+        const disposable = environment.byParameter.disposable_project_id ?? [];
+        path = `/projects/${disposable[segments.length % Math.max(disposable.length, 1)]?.id ?? "proj_none"}`;
+      }
       return {
         route: routeKey,
         method,
