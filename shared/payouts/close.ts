@@ -60,7 +60,9 @@ function groupsOf(lines: readonly SettlementLine[]): SettlementLine[][] {
   const groups = new Map<string, SettlementLine[]>();
   for (const line of lines) {
     const key = `${line.gateway_configuration_id}|${line.currency}`;
-    groups.set(key, [...(groups.get(key) ?? []), line]);
+    const group = groups.get(key);
+    if (group) group.push(line);
+    else groups.set(key, [line]);
   }
   return [...groups.values()];
 }
