@@ -1,7 +1,11 @@
 /** ssh2 types its package entry only; this module is the one `utils.parseKey` is. */
 declare module "ssh2/lib/protocol/keyParser.js" {
   import type { ParsedKey } from "ssh2";
-  export function parseKey(data: string | Buffer, passphrase?: string): ParsedKey | ParsedKey[] | Error;
+
+  const keyParser: {
+    parseKey(data: string | Buffer, passphrase?: string): ParsedKey | ParsedKey[] | Error;
+  };
+  export default keyParser;
 }
 
 /** ssh2's client module: the package's `Client`. */

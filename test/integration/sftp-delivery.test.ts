@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { SQSEvent } from "aws-lambda";
-import { utils } from "ssh2";
+import ssh2 from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handler as deliverWorker } from "../../functions/exports/deliver.ts";
 import { handler as runWorker } from "../../functions/exports/run.ts";
@@ -20,6 +20,8 @@ import { resetExportStorage } from "../../shared/exports/storage/index.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { newHostKey, startSftpServer, type TestSftpServer } from "../support/sftp-server.ts";
+
+const { utils } = ssh2;
 
 /**
  * Automatic daily exports delivered to a real SFTP server (ssh2's `Server`, started here on a random

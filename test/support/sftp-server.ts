@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { type Connection, type ParsedKey, Server, utils } from "ssh2";
+import ssh2, { type Connection, type ParsedKey } from "ssh2";
 
 /**
  * A real SFTP server for tests, made with `ssh2`'s `Server`: it speaks SSH and SFTP v3 on a port of
@@ -9,6 +9,8 @@ import { type Connection, type ParsedKey, Server, utils } from "ssh2";
  * uses: OPEN, WRITE, CLOSE, FSETSTAT/SETSTAT, RENAME (refusing to replace, as SFTP v3 servers do),
  * REMOVE, STAT.
  */
+// ssh2 is a CommonJS package: imported whole, as Node's ESM loader allows (tsx scripts too).
+const { Server, utils } = ssh2;
 const { OPEN_MODE, STATUS_CODE } = utils.sftp;
 
 export interface TestSftpServer {
