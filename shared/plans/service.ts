@@ -42,12 +42,12 @@ export async function createPlan(
 /** A plan that can still be subscribed to (an ended one is gone for the API). */
 export async function livePlan(caller: Caller, id: string): Promise<VersionedPlan> {
   const found = PLAN_ID_PATTERN.test(id) ? await findPlan(caller.projectId, id) : undefined;
-  if (!found || found.plan.ended_at !== null) throw notFound("plan", id);
+  if (!found || found.value.ended_at !== null) throw notFound("plan", id);
   return found;
 }
 
 export async function getPlan(caller: Caller, id: string): Promise<PresentedPlan> {
-  return presentPlan((await livePlan(caller, id)).plan);
+  return presentPlan((await livePlan(caller, id)).value);
 }
 
 export async function pageOfPlans(caller: Caller, page: PageRequest) {
@@ -59,10 +59,10 @@ export async function pageOfPlans(caller: Caller, page: PageRequest) {
 export async function changePlan(caller: Caller, id: string, input: unknown): Promise<PresentedPlan> {
   const fields = parseInput(updatePlanInput, input);
   const current = await livePlan(caller, id);
-  refuseTermChanges(current.plan, fields);
+  refuseTermChanges(current.value, fields);
   const now = clock.now();
   const next: Plan = {
-    ...current.plan,
+    ...current.value,
     ...(fields.name !== undefined ? { name: fields.name } : {}),
     ...(fields.trial_period !== undefined ? { trial_period: fields.trial_period } : {}),
     ...(fields.metadata !== undefined ? { metadata: fields.metadata } : {}),
@@ -101,7 +101,7 @@ function refuseTermChanges(plan: Plan, fields: PlanChanges): void {
 export async function endPlan(caller: Caller, id: string): Promise<void> {
   const current = await livePlan(caller, id);
   const now = clock.now();
-  const next: Plan = { ...current.plan, ended_at: now.toISOString(), updated_at: now.toISOString() };
+  const next: Plan = { ...current.value, ended_at: now.toISOString(), updated_at: now.toISOString() };
   const outcome = await replacePlan(
     current,
     next,

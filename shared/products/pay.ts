@@ -43,13 +43,13 @@ async function openLink(projectId: string, productId: string, key: unknown): Pro
     findEnvironment(projectId),
     findProduct(projectId, productId),
   ]);
-  if (!environment || !found || !checkoutKeyMatches(found.product.link_key, key)) {
+  if (!environment || !found || !checkoutKeyMatches(found.value.link_key, key)) {
     return checkoutNotFoundPage();
   }
-  if (found.product.deleted_at !== null) return productGonePage();
+  if (found.value.deleted_at !== null) return productGonePage();
   return {
     caller: { projectId: environment.id, sandbox: environment.sandbox, environment },
-    product: found.product,
+    product: found.value,
   };
 }
 

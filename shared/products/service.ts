@@ -66,12 +66,12 @@ const subject = (product: Product) => ({ type: "product", id: product.id });
 /** A product that exists (a deleted one is gone for the API, as an unknown one). */
 export async function liveProduct(caller: Caller, id: string): Promise<VersionedProduct> {
   const found = isId("product", id) ? await findProduct(caller.projectId, id) : undefined;
-  if (!found || found.product.deleted_at !== null) throw notFound("product", id);
+  if (!found || found.value.deleted_at !== null) throw notFound("product", id);
   return found;
 }
 
 export async function getProduct(caller: Caller, id: string): Promise<PresentedProduct> {
-  return presentProduct((await liveProduct(caller, id)).product);
+  return presentProduct((await liveProduct(caller, id)).value);
 }
 
 export async function pageOfProducts(caller: Caller, page: PageRequest) {
@@ -87,7 +87,7 @@ export async function changeProduct(caller: Caller, id: string, input: unknown):
   const changes = parseInput(updateProductInput, input);
   const current = await liveProduct(caller, id);
   const now = clock.now();
-  const next: Product = { ...current.product, ...sentOnly(changes), updated_at: now.toISOString() };
+  const next: Product = { ...current.value, ...sentOnly(changes), updated_at: now.toISOString() };
   checkMakesInvoices(next, changes);
   const presented = presentProduct(next);
   const outcome = await replaceProduct(current, next, [
@@ -108,7 +108,7 @@ export async function changeProduct(caller: Caller, id: string, input: unknown):
 export async function deleteProduct(caller: Caller, id: string): Promise<void> {
   const current = await liveProduct(caller, id);
   const now = clock.now();
-  const next: Product = { ...current.product, deleted_at: now.toISOString(), updated_at: now.toISOString() };
+  const next: Product = { ...current.value, deleted_at: now.toISOString(), updated_at: now.toISOString() };
   const outcome = await replaceProduct(current, next, [
     ...eventWrite(caller.projectId, "product.deleted", { product: presentProduct(next) }, now),
     ...activityWrite(
@@ -136,7 +136,7 @@ export async function invoiceFromProduct(
   for (let attempt = 1; ; attempt++) {
     const current = await liveProduct(caller, id);
     try {
-      return await createInvoice(caller, invoiceInputOf(current.product), (presented) => [
+      return await createInvoice(caller, invoiceInputOf(current.value), (presented) => [
         productUnchanged(current),
         ...commit(presented),
       ]);

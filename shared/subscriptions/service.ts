@@ -79,7 +79,7 @@ async function termsOf(
   caller: Caller,
   fields: Pick<CreateSubscriptionFields, "plan_id" | "name" | "amount" | "currency" | "interval">,
 ): Promise<{ terms: Terms; planId: string | null; trialPeriod: string | null }> {
-  const plan = fields.plan_id ? (await livePlan(caller, fields.plan_id)).plan : undefined;
+  const plan = fields.plan_id ? (await livePlan(caller, fields.plan_id)).value : undefined;
   const merged = {
     name: fields.name ?? plan?.name,
     amount: fields.amount ?? plan?.amount,
