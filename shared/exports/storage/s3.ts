@@ -13,9 +13,10 @@ const QUEUE_SIZE = 4;
 
 let client: S3Client | undefined;
 
-export function s3Storage(bucket: string): ExportStorage {
-  client ??= new S3Client({});
-  const s3 = client;
+/** `s3` is the container's client unless given (a test's, pointed at a double). */
+export function s3Storage(bucket: string, given?: S3Client): ExportStorage {
+  client ??= given ? undefined : new S3Client({});
+  const s3 = given ?? (client as S3Client);
   return {
     async write(key, body) {
       const counter = byteCounter();
