@@ -112,14 +112,8 @@ export const routes: readonly RouteDeclaration[] = [
     cardVault: "open",
   },
   { method: "GET", path: "/customers/{customer_id}/tokens", handler: "customers/tokens/list", table: "read" },
-  // A stored-value card's balance, asked of its provider (shared/balances): it opens the card.
-  {
-    method: "GET",
-    path: "/balances/tokens/{token_id}",
-    handler: "balances/token",
-    table: "read",
-    cardVault: "open",
-  },
+  // A stored-value card's balance, asked of its provider by the card's public fields (shared/balances).
+  { method: "GET", path: "/balances/tokens/{token_id}", handler: "balances/token", table: "read" },
   {
     method: "GET",
     path: "/customers/{customer_id}/tokens/{token_id}",

@@ -58,8 +58,9 @@ export interface CardOperations {
   balance?(request: BalanceRequest): Promise<BalanceOutcome>;
 }
 
+/** A balance is asked with the card's public fields: no card number is opened to read one. */
 export interface BalanceRequest extends ConnectorScope {
-  card: CardCredentials;
+  card: { fingerprint: string; iin: string; last4: string };
 }
 
 export type BalanceOutcome =

@@ -18,6 +18,7 @@ import type {
 import { OutcomeUnknown, ProviderUnreachable } from "../connector.ts";
 import {
   balanceOf,
+  giftCardOf,
   giftCardVouchers,
   giveBack as giveBackToGiftCard,
   spend as spendGiftCard,
@@ -245,7 +246,7 @@ export function sandboxGateway(
 
       async balance(request) {
         await reach();
-        const vouchers = giftCardVouchers(request.card.number);
+        const vouchers = giftCardOf(request.card.iin, request.card.last4);
         if (!vouchers) return { status: "none" };
         const { vouchers: left, available_balance } = balanceOf(
           vouchers,

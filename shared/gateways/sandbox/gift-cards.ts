@@ -38,6 +38,14 @@ export const SANDBOX_GIFT_CARDS: Readonly<Record<string, readonly Voucher[]>> = 
 export const giftCardVouchers = (number: string): readonly Voucher[] | undefined =>
   SANDBOX_GIFT_CARDS[number];
 
+/** The gift card of a card known by its public fields (its IIN and last four digits), as a balance asks. */
+export function giftCardOf(iin: string, last4: string): readonly Voucher[] | undefined {
+  const number = Object.keys(SANDBOX_GIFT_CARDS).find(
+    (candidate) => candidate.startsWith(iin) && candidate.endsWith(last4),
+  );
+  return number === undefined ? undefined : SANDBOX_GIFT_CARDS[number];
+}
+
 const isLive = (voucher: Voucher, now: Date) => voucher.expiry >= now.toISOString().slice(0, 10);
 
 /** The card's spendable total in minor units (its unexpired vouchers), in its vouchers' currency. */
