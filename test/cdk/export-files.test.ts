@@ -4,14 +4,7 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EXPORT_RETENTION_DAYS } from "../../lib/export-files.ts";
 import { PaymentStack } from "../../lib/payment-stack.ts";
-import {
-  allHandlers,
-  queues,
-  queueWorkers,
-  scheduledJobs,
-  streamConsumers,
-  topology,
-} from "../../lib/topology.ts";
+import { allHandlers, queues, queueWorkers, streamConsumers } from "../../lib/topology.ts";
 import {
   actionsOf,
   environmentOf,
@@ -32,13 +25,7 @@ describe("export files", () => {
   let template: Template;
   beforeAll(() => {
     const app = new App({ context: SKIP_BUNDLING, builtinCloudFormationValidation: false });
-    // The declared topology, less the capture and subscription jobs: each is now told the other's
-    // ARN (both schedule), a dependency cycle CloudFormation refuses that is not the exports' to fix.
-    const { captureInvoice: _capture, subscription: _subscription, ...otherJobs } = scheduledJobs;
-    stack = new PaymentStack(app, "PaymentApi-exports", {
-      stage: "exports",
-      topology: { ...topology, scheduledJobs: otherJobs },
-    });
+    stack = new PaymentStack(app, "PaymentApi-exports", { stage: "exports" });
     app.synth();
     template = wholeTemplate(stack);
   }, 120_000);
@@ -79,10 +66,7 @@ describe("export files", () => {
 
   it("are granted only to the export run and the SFTP delivery, which are told the bucket", () => {
     const writers = ["exports/run", "exports/deliver"];
-    for (const handler of allHandlers({
-      ...topology,
-      scheduledJobs: { dailyClose: scheduledJobs.dailyClose },
-    })) {
+    for (const handler of allHandlers()) {
       const id = functionLogicalId(template, handler);
       const s3Actions = actionsOf(statementsOf(template, id)).filter((action) => action.startsWith("s3:"));
       const told = environmentOf(resource(template, id)).EXPORTS_BUCKET;
