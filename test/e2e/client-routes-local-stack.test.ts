@@ -225,6 +225,39 @@ describe("the routes of issue 21 on the local stack, as each official client cal
     }
   });
 
+  it("serves the sandbox's payouts and their items to every client, after a day on the clock", async () => {
+    const merchant = api(stack.url, stack.credentials.sandbox);
+    const card = (
+      await merchant.post("/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 })
+    ).body.card;
+    const invoice = (await merchant.post("/invoices", { name: "Order", amount: "40.00", currency: "EUR" }))
+      .body.invoice;
+    const captured = await merchant.post(`/invoices/${invoice.id}/capture`, { source: card.id });
+    expect(captured.body.transaction.status).toBe("completed");
+    const now = Date.parse((await merchant.get("/sandbox/clock")).body.clock.now);
+    const nextDay = new Date(now + 24 * 3600 * 1000).toISOString().slice(0, 10);
+    const advanced = await merchant.post("/sandbox/clock", { advance_to: `${nextDay}T00:05:00.000Z` });
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+    for (const style of STYLES) {
+      const client = library(style, stack.credentials.sandbox);
+      const payouts = read(await client.list("/payouts"), "payouts");
+      const payout = payouts.find((found: { sales_volume: string }) => found.sales_volume === "40.00");
+      expect(payout, JSON.stringify(payouts)).toBeDefined();
+      expect(read(await client.get(`/payouts/${payout.id}`), "payout").id).toBe(payout.id);
+      const items = read(await client.list(`/payouts/${payout.id}/items`), "items");
+      expect(items).toEqual([
+        expect.objectContaining({
+          transaction_id: captured.body.transaction.id,
+          amount: "40.00",
+          type: "sale",
+        }),
+      ]);
+    }
+    const payout = read(await library("python", stack.credentials.sandbox).list("/payouts"), "payouts")[0];
+    read(await library("php", stack.credentials.sandbox).del(`/payouts/${payout.id}`));
+    expect((await merchant.get(`/payouts/${payout.id}`)).status).toBe(404);
+  });
+
   it("serves gift card balances to every client", async () => {
     const merchant = api(stack.url, stack.credentials.sandbox);
     const customer = (await merchant.post("/customers", { first_name: "Ada" })).body.customer;
