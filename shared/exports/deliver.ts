@@ -1,6 +1,7 @@
 import { clock } from "../clock.ts";
 import type { Scope } from "../db/keys.ts";
 import { logger } from "../observability/logger.ts";
+import { webhookSettings } from "../webhooks/settings.ts";
 import { findDeliveryRequest } from "./delivery-request.ts";
 import { storageKey } from "./export.ts";
 import { findExport, recordDelivery } from "./export-store.ts";
@@ -33,7 +34,13 @@ export async function deliverRequestedExport(scope: Scope, exportId: string): Pr
   try {
     const secret = await openSecret(settings);
     const body = await exportStorage().read(storageKey(record));
-    const { fingerprint } = await deliverBySftp({ settings, secret, remotePath: request.remotePath, body });
+    const { fingerprint } = await deliverBySftp({
+      settings,
+      secret,
+      remotePath: request.remotePath,
+      body,
+      allowPrivateNetwork: record.sandbox && webhookSettings.sandboxMayUsePrivateNetwork,
+    });
     if (settings.host_key_fingerprint === null) await pinHostKey(settings, fingerprint);
     await recordDelivery(record, {
       status: "delivered",

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import ipaddr from "ipaddr.js";
 import type { SFTPWrapper } from "ssh2";
+import { addressRange, type ResolvedAddress, type Resolver, systemResolver } from "../webhooks/url-policy.ts";
 import type { SftpSettings } from "./sftp-settings.ts";
 import { Client } from "./ssh-client.ts";
 
@@ -35,8 +37,51 @@ export function hostKeyFingerprint(key: Buffer): string {
   return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
 }
 
+/**
+ * Where a delivery may connect (SSRF protection, the webhooks' rules, `shared/webhooks/url-policy.ts`):
+ * every address the host resolves to must be public, except for a sandbox environment in the local
+ * stack and the tests (`WEBHOOK_SANDBOX_PRIVATE_NETWORK=allow`), so a server on the developer's
+ * machine works. The connection goes to an address checked, never to a name resolved again.
+ */
+export async function checkedAddress(
+  host: string,
+  allowPrivateNetwork: boolean,
+  resolve: Resolver = systemResolver,
+): Promise<string> {
+  let addresses: ResolvedAddress[];
+  if (ipaddr.isValid(host))
+    addresses = [{ address: host, family: ipaddr.parse(host).kind() === "ipv6" ? 6 : 4 }];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new DeliveryError(`The SFTP host ${host} could not be resolved${code ? ` (${code})` : ""}`, null);
+    }
+  }
+  const [first] = addresses;
+  if (!first) throw new DeliveryError(`The SFTP host ${host} resolves to no address`, null);
+  if (!allowPrivateNetwork) {
+    for (const { address } of addresses) {
+      const range = addressRange(address);
+      if (range !== "public") {
+        throw new DeliveryError(
+          `The SFTP host must be a public address: ${host} is ${address}, a ${range} address`,
+          null,
+          {
+            refused: true,
+          },
+        );
+      }
+    }
+  }
+  return first.address;
+}
+
 export interface DeliveryRequest {
   settings: SftpSettings;
+  /** May the host be a private address (a sandbox environment in the local stack)? */
+  allowPrivateNetwork: boolean;
   /** The password or private key, opened from the vault for this connection only. */
   secret: string;
   remotePath: string;
@@ -45,7 +90,18 @@ export interface DeliveryRequest {
 }
 
 /** Delivers the file; resolves with the fingerprint of the server's host key (to pin when none is). */
-export function deliverBySftp(request: DeliveryRequest): Promise<{ fingerprint: string }> {
+export async function deliverBySftp(request: DeliveryRequest): Promise<{ fingerprint: string }> {
+  let address: string;
+  try {
+    address = await checkedAddress(request.settings.host, request.allowPrivateNetwork);
+  } catch (error) {
+    request.body.destroy();
+    throw error;
+  }
+  return connectAndWrite(request, address);
+}
+
+function connectAndWrite(request: DeliveryRequest, address: string): Promise<{ fingerprint: string }> {
   const { settings, secret, remotePath, body } = request;
   const endpoint = `${settings.host}:${settings.port}`;
   const client = new Client();
@@ -138,7 +194,7 @@ export function deliverBySftp(request: DeliveryRequest): Promise<{ fingerprint: 
     );
 
     client.connect({
-      host: settings.host,
+      host: address,
       port: settings.port,
       username: settings.username,
       ...(settings.authentication === "password" ? { password: secret } : { privateKey: secret }),

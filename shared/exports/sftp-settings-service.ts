@@ -1,7 +1,10 @@
+import ipaddr from "ipaddr.js";
 import { clock } from "../clock.ts";
 import type { Caller } from "../http/auth.ts";
 import { invalidField, notFound } from "../http/errors.ts";
 import { parseInput } from "../validation/parse.ts";
+import { webhookSettings } from "../webhooks/settings.ts";
+import { addressRange } from "../webhooks/url-policy.ts";
 import { ENDPOINT, sftpSettingsInput } from "./schema.ts";
 import {
   deleteSettings,
@@ -71,6 +74,11 @@ export async function setSftpSettings(caller: Caller, projectId: string, input: 
   ownEnvironment(caller, projectId);
   const fields = parseInput(sftpSettingsInput, input);
   const { host, port } = parseEndpoint(fields.endpoint);
+  // An address given as such is checked at once (a host name at each delivery, when resolved).
+  const allowPrivateNetwork = caller.sandbox && webhookSettings.sandboxMayUsePrivateNetwork;
+  if (ipaddr.isValid(host) && !allowPrivateNetwork && addressRange(host) !== "public") {
+    throw invalidField("endpoint", `must be a public address: ${host} is a ${addressRange(host)} address`);
+  }
   if (fields.password !== undefined && fields.private_key !== undefined) {
     throw invalidField("private_key", "cannot be given with password: choose one way to log in");
   }

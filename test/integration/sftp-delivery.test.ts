@@ -18,6 +18,7 @@ import { findExport } from "../../shared/exports/export-store.ts";
 import { hostKeyFingerprint } from "../../shared/exports/sftp-delivery.ts";
 import { resetExportStorage } from "../../shared/exports/storage/index.ts";
 import { createProject } from "../../shared/projects/project.ts";
+import { SANDBOX_PRIVATE_NETWORK_VARIABLE } from "../../shared/webhooks/settings.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { newHostKey, startSftpServer, type TestSftpServer } from "../support/sftp-server.ts";
 
@@ -33,6 +34,8 @@ const local = useInProcessApi("SFTP delivery test");
 let exportsDir: string;
 const servers: TestSftpServer[] = [];
 beforeAll(async () => {
+  // The test's SFTP servers are on loopback: allowed to sandbox environments, as in the local stack.
+  process.env[SANDBOX_PRIVATE_NETWORK_VARIABLE] = "allow";
   exportsDir = await mkdtemp(join(tmpdir(), "sftp-exports-test-"));
   process.env.EXPORTS_DIR = exportsDir;
   resetExportStorage();
@@ -316,6 +319,44 @@ describe("SFTP settings", () => {
     expect(
       (await other.client.get(`/projects/${other.scope}/sftp-settings`)).body.sftp_settings.enabled,
     ).toBe(false);
+  });
+
+  it("refuse a private address in live, and a sandbox delivery to one where private networks are not allowed", async () => {
+    const { project, client, scope } = await environment();
+    const live = api(local.url, project.live);
+    for (const endpoint of ["127.0.0.1:22", "10.1.2.3:22", "169.254.169.254:22", "[::1]:22"]) {
+      const answer = await live.put(`/projects/${project.live.project_id}/sftp-settings`, {
+        endpoint,
+        username: "u",
+        password: "p",
+      });
+      expect(answer.status, endpoint).toBe(400);
+      expect(answer.body.invalid_fields[0]).toMatchObject({ name: "endpoint" });
+    }
+    // A deployed stage's sandbox: the address is checked when the delivery connects.
+    const sftp = await server({ username: "acme", password: "pw" });
+    const paid = await capturedTransaction(client, "4.00");
+    await client.post("/exports/layouts", layout);
+    await client.put(`/projects/${scope}/sftp-settings`, {
+      endpoint: `localhost:${sftp.port}`,
+      username: "acme",
+      password: "pw",
+    });
+    const day = paid.created_at.slice(0, 10);
+    await runDailyExports(scope, day);
+    process.env[SANDBOX_PRIVATE_NETWORK_VARIABLE] = "";
+    try {
+      expect(await deliverRequested(scope, day)).toEqual([]);
+    } finally {
+      process.env[SANDBOX_PRIVATE_NETWORK_VARIABLE] = "allow";
+    }
+    const refused = (await client.get(`/exports/${dailyExportId(scope, "transactions", day)}`)).body.export;
+    expect(refused.delivery.status).toBe("failed");
+    expect(refused.delivery.error).toMatch(
+      /must be a public address: localhost is (127\.0\.0\.1|::1), a loopback address/,
+    );
+    expect(sftp.files.size).toBe(0);
+    expect(sftp.logins).toEqual([]);
   });
 
   it("start disabled, and DELETE disables them with success", async () => {
