@@ -23,7 +23,8 @@ import { formatTable, percentile } from "./stats.ts";
 export const BUNDLE_LIMIT_KIB = 280;
 /**
  * Functions allowed beyond the limit, each with its own limit and why. The SFTP delivery of exports
- * carries the SSH client (ssh2, about 245 KiB of it even without ssh2's server): it is a queue worker
+ * carries the SSH client (ssh2, about 245 KiB of it even without ssh2's server, and 47 KiB of the
+ * libraries its key parser uses; 359 KiB in all, measured when the exception was made): it is a queue worker
  * run about once a day per environment that delivers, on no request's path, and is the only function
  * that loads it (`shared/exports/deliver.ts`).
  *
@@ -33,7 +34,7 @@ export const BUNDLE_LIMIT_KIB = 280;
  * payment's path.
  */
 export const BUNDLE_LIMIT_EXCEPTIONS_KIB: Readonly<Record<string, number>> = {
-  "exports/deliver": 360,
+  "exports/deliver": 370,
   "sandbox/advance-clock": 300,
 };
 

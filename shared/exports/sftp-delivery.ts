@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import ipaddr from "ipaddr.js";
 import type { SFTPWrapper } from "ssh2";
-import { addressRange, type ResolvedAddress, type Resolver, systemResolver } from "../webhooks/url-policy.ts";
+import { addressRange, type ResolvedAddress, type Resolver, systemResolver } from "../webhooks/addresses.ts";
 import type { SftpSettings } from "./sftp-settings.ts";
 import { Client } from "./ssh-client.ts";
 

@@ -3,8 +3,8 @@ import { clock } from "../clock.ts";
 import type { Caller } from "../http/auth.ts";
 import { invalidField, notFound } from "../http/errors.ts";
 import { parseInput } from "../validation/parse.ts";
+import { addressRange } from "../webhooks/addresses.ts";
 import { webhookSettings } from "../webhooks/settings.ts";
-import { addressRange } from "../webhooks/url-policy.ts";
 import { ENDPOINT, sftpSettingsInput } from "./schema.ts";
 import {
   deleteSettings,

@@ -1,6 +1,6 @@
-import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import { invalidField } from "../http/errors.ts";
+import { addressRange, type ResolvedAddress, type Resolver, systemResolver } from "./addresses.ts";
 import { webhookSettings } from "./settings.ts";
 import { CREDENTIALS_REFUSED, hasCredentials } from "./url-field.ts";
 
@@ -32,36 +32,11 @@ export function policyFor(environment: { sandbox: boolean }): WebhookUrlPolicy {
   return { requireHttps: false, allowPrivateNetwork: webhookSettings.sandboxMayUsePrivateNetwork };
 }
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
-/** Every address a host name resolves to (the system resolver, as Node's own connections use it). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-export const systemResolver: Resolver = async (hostname) => {
-  const found = await lookup(hostname, { all: true, verbatim: true });
-  return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
-};
+export { addressRange, type ResolvedAddress, type Resolver, systemResolver };
 
 export type UrlCheck =
   | { allowed: true; url: URL; addresses: ResolvedAddress[] }
   | { allowed: false; reason: string };
-
-/** `public`, or the name of the special range the address belongs to (`loopback`, `private`, …). */
-export function addressRange(address: string): string {
-  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    parsed = ipaddr.process(address);
-  } catch {
-    return "invalid";
-  }
-  const range = parsed.range();
-  if (range !== "unicast") return range;
-  if (parsed.kind() === "ipv6" && !parsed.match(ipaddr.IPv6.parse("2000::"), 3)) return "reserved";
-  return "public";
-}
 
 /** The URL's host without the brackets of an IPv6 literal. */
 export function bareHost(url: URL): string {
