@@ -1,4 +1,4 @@
-import { activateCertificate } from "../../shared/applepay/certificates.ts";
+import { activateCertificate } from "../../shared/applepay/issuing.ts";
 import { api } from "../../shared/http/api.ts";
 import { ok } from "../../shared/http/reply.ts";
 

@@ -1,4 +1,4 @@
-import { createCertificate } from "../../shared/applepay/certificates.ts";
+import { createCertificate } from "../../shared/applepay/issuing.ts";
 import { api } from "../../shared/http/api.ts";
 import { ok } from "../../shared/http/reply.ts";
 

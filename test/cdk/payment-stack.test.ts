@@ -671,9 +671,13 @@ describe("PaymentStack", () => {
       const iteratorAlarms = Object.values(resourcesOf(devTemplate, "AWS::CloudWatch::Alarm")).filter(
         (alarm) => alarm.Properties.MetricName === "IteratorAge",
       );
-      expect(iteratorAlarms.map((alarm) => alarm.Properties.Dimensions)).toEqual([
-        [{ Name: "FunctionName", Value: { Ref: functionLogicalId(devTemplate, "webhooks/fan-out") } }],
-      ]);
+      // Every stream consumer (the fan-out, the exports' relay) has its iterator age alarm.
+      expect(iteratorAlarms.map((alarm) => alarm.Properties.Dimensions)).toEqual(
+        expect.arrayContaining([
+          [{ Name: "FunctionName", Value: { Ref: functionLogicalId(devTemplate, "webhooks/fan-out") } }],
+        ]),
+      );
+      expect(iteratorAlarms).toHaveLength(streamConsumers.length);
     });
 
     it("feeds the worker from the delivery queue in batches, with partial failures and bounded concurrency", () => {
