@@ -56,14 +56,20 @@ export const keys = {
    * Which export layout is the default of its type in an environment (`shared/exports`): one item per
    * type, so that making a layout the default replaces the previous one in one conditional write.
    */
-  exportLayoutDefault: (scope: Scope, type: string): ItemKey => ({ pk: `${scope}#export-layout-default`, sk: type }),
+  exportLayoutDefault: (scope: Scope, type: string): ItemKey => ({
+    pk: `${scope}#export-layout-default`,
+    sk: type,
+  }),
   /** An environment's SFTP settings (where its automatic exports are delivered), secrets sealed. */
   sftpSettings: (scope: Scope): ItemKey => ({ pk: scope, sk: "sftp-settings" }),
   /**
    * An Apple Pay merchant certificate of an environment (`shared/applepay`): a few per environment,
    * in one partition, so that one query lists them.
    */
-  applepayCertificate: (scope: Scope, id: string): ItemKey => ({ pk: `${scope}#applepay-certificate`, sk: id }),
+  applepayCertificate: (scope: Scope, id: string): ItemKey => ({
+    pk: `${scope}#applepay-certificate`,
+    sk: id,
+  }),
   applepayCertificates: (scope: Scope) => `${scope}#applepay-certificate`,
   /** A top-level resource (customer, invoice, …) addressed by its id. */
   resource: (scope: Scope, id: string) => ({ pk: `${scope}#${id}`, sk: "resource" }),

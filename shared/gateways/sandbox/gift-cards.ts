@@ -72,7 +72,9 @@ export function balanceOf(vouchers: readonly Voucher[], spentMinor: bigint, now:
     .sort((a, b) => (a.expiry < b.expiry ? -1 : 1))
     .map((voucher) => {
       const amount = toMinorUnits(voucher.amount, voucher.currency);
-      const taken = toTake < amount ? toTake : amount;
+      // bigint: no Math.min.
+      let taken = amount;
+      if (toTake < amount) taken = toTake;
       toTake -= taken;
       return { ...voucher, minor: amount - taken };
     });
