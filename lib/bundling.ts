@@ -12,11 +12,14 @@ import { type BuildOptions, build } from "esbuild";
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /**
- * ESM output has no `require`, but CommonJS dependencies bundled into it still call it. The import
- * is aliased so it cannot collide with a `createRequire` binding esbuild keeps from bundled code.
+ * ESM output has no `require`, `__dirname` nor `__filename`, but CommonJS dependencies bundled into
+ * it still use them, some as soon as they load (ssh2 resolves a helper's path from `__dirname`: the
+ * SFTP delivery's bundle failed at load without it, which only loading the built bundle shows). The
+ * import is aliased so it cannot collide with a `createRequire` binding esbuild keeps from bundled
+ * code; the bundle's own directory stands for `__dirname` (Node 22's `import.meta.dirname`).
  */
 export const esmRequireBanner =
-  'import { createRequire as __topLevelCreateRequire } from "node:module"; const require = __topLevelCreateRequire(import.meta.url);';
+  'import { createRequire as __topLevelCreateRequire } from "node:module"; const require = __topLevelCreateRequire(import.meta.url); const __filename = import.meta.filename; const __dirname = import.meta.dirname;';
 
 /** esbuild settings shared by every handler bundle (the API `build` accepts them as they are). */
 export const esbuildOptions = {

@@ -1,6 +1,11 @@
+import { execFile } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { BUNDLE_LIMIT_EXCEPTIONS_KIB, BUNDLE_LIMIT_KIB, bundleLimitKib } from "../../bench/bundles.ts";
-import { bundleSize } from "../../lib/bundling.ts";
+import { bundleSize, handlerBuildOptions, projectRoot } from "../../lib/bundling.ts";
 import { allHandlers, handlerEntry } from "../../lib/topology.ts";
 
 /**
@@ -29,5 +34,25 @@ describe("Lambda bundles", () => {
     for (const handler of Object.keys(BUNDLE_LIMIT_EXCEPTIONS_KIB)) {
       expect(sizes[handler], handler).toBeGreaterThan(BUNDLE_LIMIT_KIB);
     }
+  });
+
+  it("load as deployed: the SFTP delivery's CommonJS dependencies find require, __dirname and __filename in ESM", {
+    timeout: 60_000,
+  }, async () => {
+    // ssh2 resolves a path from `__dirname` as it loads: its bundle failed at load without the
+    // banner's `__dirname`, which only loading the built file shows (tests import the sources).
+    const outdir = join(projectRoot, ".cache", "bundle-load", "exports-deliver");
+    await rm(outdir, { recursive: true, force: true });
+    await build(handlerBuildOptions(handlerEntry("exports/deliver"), outdir));
+    const loaded = await promisify(execFile)(
+      process.execPath,
+      [
+        "--input-type=module",
+        "--eval",
+        `const m = await import(${JSON.stringify(join(outdir, "index.mjs"))}); process.stdout.write(typeof m.handler);`,
+      ],
+      { cwd: projectRoot },
+    );
+    expect(loaded.stdout).toBe("function");
   });
 });
