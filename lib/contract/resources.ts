@@ -493,7 +493,7 @@ export const activitySchema = z.strictObject({
   title: z.string(),
   subject: z.nullable(z.strictObject({ type: z.string(), id: z.string() })),
   actor: z.strictObject({
-    credential: z.enum(["private-key", "public-key", "system"]),
+    credential: z.enum(["private-key", "public-key", "supervisor-key", "system"]),
     request_id: nullableText,
     ip_address: nullableText,
     user_agent: nullableText,

@@ -35,7 +35,7 @@ export type ActivityType =
 
 /** Who made a change: the credential and where the request came from (`system` for the service's own jobs). */
 export interface Actor {
-  credential: "private-key" | "public-key" | "system";
+  credential: "private-key" | "public-key" | "supervisor-key" | "system";
   request_id: string | null;
   ip_address: string | null;
   user_agent: string | null;

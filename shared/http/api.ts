@@ -269,6 +269,13 @@ function authentication(
     before: async ({ event, context }) => {
       if (mode === "none") return;
       const caller = await authenticate(event.headers?.authorization, mode);
+      if (caller.credential === "supervisor-key" && event.requestContext?.http?.method !== "GET") {
+        throw new ApiError(
+          403,
+          "request.authentication.supervisor-read-only",
+          "A supervisor's key reads a supervised project's data, and changes nothing: use the project's own key.",
+        );
+      }
       caller.origin = {
         requestId: context.api.requestId,
         sourceIp: event.requestContext?.http?.sourceIp ?? null,

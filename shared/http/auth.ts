@@ -16,7 +16,7 @@ export interface Caller {
  * `public-key`, the project id alone (browser and mobile libraries). What a public-key request
  * leaves behind (an `Idempotency-Key`) is kept apart from what private-key requests use.
  */
-export type CredentialKind = "private-key" | "public-key";
+export type CredentialKind = "private-key" | "public-key" | "supervisor-key";
 
 /** Where a request came from, as the activity log records it (`shared/activities`). */
 export interface RequestOrigin {
@@ -57,7 +57,17 @@ export async function authenticate(
     );
   }
   const keyRequired = mode === "private-key" || password !== "";
-  if (keyRequired && !privateKeyMatches(password, environment.key_hash)) throw authenticationFailed();
+  if (keyRequired && !privateKeyMatches(password, environment.key_hash)) {
+    // A supervised project that allows it is read with its supervisor's own key (GET only: api.ts).
+    if (!(await supervisorMayRead(environment, password))) throw authenticationFailed();
+    if (environment.sandbox !== username.startsWith(SANDBOX_PROJECT_PREFIX)) throw authenticationFailed();
+    return {
+      projectId: environment.id,
+      sandbox: environment.sandbox,
+      environment,
+      credential: "supervisor-key",
+    };
+  }
   // The environment comes from the stored record; the id prefix must agree with it.
   if (environment.sandbox !== username.startsWith(SANDBOX_PROJECT_PREFIX)) throw authenticationFailed();
   return {
@@ -75,4 +85,12 @@ function parseBasic(header: string | undefined): { username: string; password: s
   const colon = decoded.indexOf(":");
   if (colon < 0) return { username: decoded, password: "" };
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** Whether `password` is the private key of the supervisor that `environment` lets read its data. */
+async function supervisorMayRead(environment: ProjectEnvironment, password: string): Promise<boolean> {
+  if (environment.supervisor_access !== "read" || !environment.supervisor_project_id || password === "")
+    return false;
+  const supervisor = await findEnvironment(environment.supervisor_project_id);
+  return supervisor !== undefined && privateKeyMatches(password, supervisor.key_hash);
 }

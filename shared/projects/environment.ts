@@ -26,6 +26,8 @@ export interface ProjectEnvironment {
   clock_offset_ms?: number;
   /** The environment of the platform that created this one (`POST /supervised-projects`). */
   supervisor_project_id?: string | null;
+  /** Whether that supervisor may read this environment's data with its own key (`supervisor-access.ts`). */
+  supervisor_access?: "none" | "read";
   /** Its settings as created (`shared/projects/supervision.ts`). */
   default_currency?: string | null;
   dunning_configuration?: DunningStep[] | null;

@@ -8,7 +8,13 @@ import { keys, type Scope } from "../db/keys.ts";
 import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
-import { type ProjectEnvironment, presentProject } from "../projects/environment.ts";
+import { type ProjectEnvironment, presentProject, rememberEnvironment } from "../projects/environment.ts";
+import {
+  checkSupervisorAccess,
+  SUPERVISOR_ACCESS,
+  type SupervisorAccess,
+  supervisorAccessTitle,
+} from "../projects/supervisor-access.ts";
 import { parseInput } from "../validation/parse.ts";
 import * as z from "../validation/zod.ts";
 import { newWebhookSigningSecret } from "./signature.ts";
@@ -26,8 +32,14 @@ export interface WebhookSettings {
   webhook_signing_secret: string;
 }
 
-/** `PUT /projects/{id}`: `webhook_url` (an empty string removes it; absent leaves it as it is). */
-export const projectChanges = z.object({ webhook_url: webhookUrl });
+/**
+ * `PUT /projects/{id}`: `webhook_url` (an empty string removes it; absent leaves it as it is), and for
+ * a supervised project `supervisor_access` (`shared/projects/supervision.ts`).
+ */
+export const projectChanges = z.object({
+  webhook_url: webhookUrl,
+  supervisor_access: z.optional(z.enum(SUPERVISOR_ACCESS, `must be one of ${SUPERVISOR_ACCESS.join(", ")}`)),
+});
 
 /** `GET /projects/{id}`: the caller's own environment only; any other id is not found. */
 export async function getProjectSettings(caller: Caller, id: string) {
@@ -41,17 +53,30 @@ export async function getProjectSettings(caller: Caller, id: string) {
 /** `PUT /projects/{id}`: sets or removes the webhook URL, refused when its environment may not send there. */
 export async function changeProjectSettings(caller: Caller, id: string, input: unknown) {
   if (id !== caller.projectId) throw notFound("project", id);
-  const { webhook_url: url } = parseInput(projectChanges, input);
+  const { webhook_url: url, supervisor_access: access } = parseInput(projectChanges, input);
+  if (access !== undefined) checkSupervisorAccess(caller);
   if (url) await assertWebhookUrlAllowed("webhook_url", url, caller);
-  if (url === undefined) return present(await writeSettings(caller.projectId, {}));
+  const changes = {
+    ...(url === undefined ? {} : { webhook_url: url }),
+    ...(access === undefined ? {} : { supervisor_access: access }),
+  };
+  if (url === undefined && access === undefined) return present(await writeSettings(caller.projectId, {}));
+  const titles = [
+    ...(url === undefined ? [] : [url ? `Webhook URL set to ${url}` : "Webhook URL removed"]),
+    ...(access === undefined ? [] : [supervisorAccessTitle(access)]),
+  ];
   const activity = activityWrite(
     caller,
     "project.updated",
-    url ? `Webhook URL set to ${url}` : "Webhook URL removed",
+    titles.join("; "),
     { type: "project", id: caller.projectId },
     clock.now(),
   );
-  return present(await writeSettings(caller.projectId, { webhook_url: url }, activity));
+  const item = await writeSettings(caller.projectId, changes, activity);
+  // This container sees the change at once; others within their environment cache's 30 seconds.
+  const { pk, sk, type, ...environment } = item;
+  rememberEnvironment(environment as unknown as ProjectEnvironment);
+  return present(item);
 }
 
 /** The environment's webhook URL, read consistently (null when none is set, undefined without an environment). */
@@ -97,7 +122,7 @@ async function readProjectItem(scope: Scope): Promise<Record<string, unknown> | 
  */
 async function writeSettings(
   scope: Scope,
-  changes: { webhook_url?: string | null },
+  changes: { webhook_url?: string | null; supervisor_access?: SupervisorAccess },
   activity: TransactItem[] = [],
 ): Promise<Record<string, unknown>> {
   const assignments = ["#secret = if_not_exists(#secret, :secret)"];
@@ -107,6 +132,11 @@ async function writeSettings(
     assignments.push("#url = :url");
     names["#url"] = "webhook_url";
     values[":url"] = changes.webhook_url;
+  }
+  if (changes.supervisor_access !== undefined) {
+    assignments.push("#access = :access");
+    names["#access"] = "supervisor_access";
+    values[":access"] = changes.supervisor_access;
   }
   const update = {
     TableName: config.tableName,
@@ -139,5 +169,11 @@ function present(item: Record<string, unknown>) {
     ...presentProject(environment as unknown as ProjectEnvironment),
     webhook_url: typeof item.webhook_url === "string" ? item.webhook_url : null,
     webhook_signing_secret: item.webhook_signing_secret as string,
+    ...(typeof item.supervisor_project_id === "string"
+      ? {
+          supervisor_project_id: item.supervisor_project_id,
+          supervisor_access: item.supervisor_access ?? "none",
+        }
+      : {}),
   };
 }

@@ -56,7 +56,8 @@ describe("supervised projects", () => {
 
     const own = api(local.url, { project_id: made.id, private_key: made.private_key });
     expect((await own.get("/customers")).status).toBe(200);
-    // The supervisor's key opens none of the child's data, and the child has no live environment.
+    // The supervisor's key opens none of the child's data unless it allows it (below), and the child
+    // has no live environment.
     const borrowed = api(local.url, {
       project_id: made.id,
       private_key: platform.project.sandbox.private_key,
@@ -78,6 +79,58 @@ describe("supervised projects", () => {
       "supervised_project.created",
       "supervised_project.created",
     ]);
+  });
+
+  it("let their supervisor read their data with its own key only once they allow it, and never change anything", async () => {
+    const platform = await supervisor();
+    const made = await child(platform.client, { name: "Bakery" });
+    const own = api(local.url, { project_id: made.id, private_key: made.private_key });
+    const customer = (await own.post("/customers", { first_name: "Ada" })).body.customer;
+    const asSupervisor = api(local.url, {
+      project_id: made.id,
+      private_key: platform.project.sandbox.private_key,
+    });
+    expect((await asSupervisor.get(`/customers/${customer.id}`)).status).toBe(401);
+
+    const allowed = await own.put(`/projects/${made.id}`, { supervisor_access: "read" });
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect(allowed.body.project).toMatchObject({
+      supervisor_project_id: platform.scope,
+      supervisor_access: "read",
+    });
+    expect((await asSupervisor.get(`/customers/${customer.id}`)).body.customer).toMatchObject({
+      first_name: "Ada",
+    });
+    const written = await asSupervisor.post("/customers", { first_name: "Eve" });
+    expect(written.status).toBe(403);
+    expect(written.body.error_type).toBe("request.authentication.supervisor-read-only");
+    expect((await asSupervisor.put(`/projects/${made.id}`, { supervisor_access: "read" })).status).toBe(403);
+    // Another project's key, or the supervisor's live key, is still refused.
+    const stranger = await createProject("Stranger");
+    expect(
+      (
+        await api(local.url, { project_id: made.id, private_key: stranger.sandbox.private_key }).get(
+          "/customers",
+        )
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await api(local.url, { project_id: made.id, private_key: platform.project.live.private_key }).get(
+          "/customers",
+        )
+      ).status,
+    ).toBe(401);
+
+    expect((await own.put(`/projects/${made.id}`, { supervisor_access: "none" })).status).toBe(200);
+    expect((await asSupervisor.get(`/customers/${customer.id}`)).status).toBe(401);
+    expect(
+      (await own.get("/activities")).body.activities.map((activity: { title: string }) => activity.title),
+    ).toEqual(["Supervisor's read access taken back", "Supervisor allowed to read this project's data"]);
+    // A project nobody supervises has no supervisor to allow.
+    const refused = await platform.client.put(`/projects/${platform.scope}`, { supervisor_access: "read" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.invalid_fields).toEqual([expect.objectContaining({ name: "supervisor_access" })]);
   });
 
   it("are made by a live supervisor with both environments, each with its key", async () => {
