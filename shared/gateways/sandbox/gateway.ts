@@ -39,7 +39,7 @@ import {
   type TestCardBehaviour,
   testCardBehaviour,
 } from "./test-cards.ts";
-import { decideThreeDS } from "./three-d-s.ts";
+import { askCardholder, decideThreeDS } from "./three-d-s.ts";
 
 /**
  * The `sandbox` gateway, for cards and its native APM: no provider behind it, card outcomes decided
@@ -113,12 +113,7 @@ export function sandboxGateway(
 
     const threeDS = decideThreeDS(behaviour, request.initiator, request.scheme, request.threeDS);
     if (threeDS.next === "act") {
-      return {
-        status: "customer-action",
-        customerAction: threeDS.action,
-        round: threeDS.round,
-        threeDS: "challenge-required",
-      };
+      return askCardholder(threeDS);
     }
     if (threeDS.next === "decline") {
       return { ...declined("card.failed-three-d-s"), checks, threeDS: "failed" };
@@ -223,12 +218,7 @@ export function sandboxGateway(
         const threeDS = decideThreeDS(behaviour, request.initiator, request.scheme, request.threeDS);
         const outcome: AuthenticateOutcome =
           threeDS.next === "act"
-            ? {
-                status: "customer-action",
-                customerAction: threeDS.action,
-                round: threeDS.round,
-                threeDS: "challenge-required",
-              }
+            ? askCardholder(threeDS)
             : threeDS.next === "decline"
               ? { ...declined("card.failed-three-d-s"), threeDS: "failed" }
               : {
@@ -271,12 +261,7 @@ export function sandboxGateway(
         const outcome: VerifyOutcome = refusal
           ? { ...refusal, checks }
           : threeDS.next === "act"
-            ? {
-                status: "customer-action",
-                customerAction: threeDS.action,
-                round: threeDS.round,
-                threeDS: "challenge-required",
-              }
+            ? askCardholder(threeDS)
             : threeDS.next === "decline"
               ? { ...declined("card.failed-three-d-s"), checks }
               : {

@@ -25,6 +25,15 @@ export type ThreeDSDecision =
   | { next: "decline" }
   | { next: "act"; round: ThreeDSRound; action: CustomerAction };
 
+/** The answer that asks for the cardholder: the same for an authorization, an authentication and a verification. */
+export const askCardholder = (decision: Extract<ThreeDSDecision, { next: "act" }>) =>
+  ({
+    status: "customer-action",
+    customerAction: decision.action,
+    round: decision.round,
+    threeDS: "challenge-required",
+  }) as const;
+
 type Requirement = "none" | "frictionless" | "challenge" | "fingerprint-fails";
 
 function requirementOf(behaviour: TestCardBehaviour, initiator: Initiator): Requirement {
