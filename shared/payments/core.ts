@@ -282,7 +282,11 @@ export async function callConnector<T extends RecordedOutcome>(
 }
 
 /** What the provider recorded (undefined: nothing); throws the 504 when it cannot tell. */
-async function lookupOrUnknown(
+/**
+ * What the provider recorded under `reference`, undefined when it never received it; throws the 504
+ * (the operation stays reserved, resolved later) when it cannot tell now.
+ */
+export async function lookupOrUnknown(
   connector: PaymentConnector,
   record: TransactionRecord,
   kind: OperationKind,
@@ -290,7 +294,10 @@ async function lookupOrUnknown(
   gatewayReference: string | null = record.gateway_reference,
 ): Promise<RecordedOutcome | undefined> {
   try {
-    const providerState = kind === "authorization" ? (record.authentication?.provider_state ?? null) : null;
+    const providerState =
+      kind === "authorization" || kind === "authentication"
+        ? (record.authentication?.provider_state ?? null)
+        : null;
     const found = await asProviderCall(() =>
       connector.lookup({ scope: record.project_id, kind, reference, gatewayReference, providerState }),
     );

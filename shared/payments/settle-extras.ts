@@ -3,7 +3,6 @@ import type { TransactItem } from "../db/transactions.ts";
 import { type EventName, eventWrites } from "../events/event.ts";
 import type { AuthenticateOutcome, PayoutOutcome } from "../gateways/connector.ts";
 import { declineError } from "../gateways/errors.ts";
-import { configurationById, connectorOf } from "../gateways/routing.ts";
 import { ApiError } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import type { Invoice } from "../invoices/invoice.ts";
@@ -12,7 +11,9 @@ import { exchangePut } from "../three-d-s/store.ts";
 import {
   type CallResult,
   commitSettlement,
+  connectorFor,
   events,
+  lookupOrUnknown,
   type PaymentRequest,
   paymentReply,
   type Resolution,
@@ -127,25 +128,9 @@ export async function resolveAbandonedAuthentication(
 ): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
-  const connector = await connectorOf(
-    await configurationById(record.project_id, record.gateway_configuration_id),
-  );
-  let found: AuthenticateOutcome | undefined;
-  try {
-    const looked = await connector.lookup({
-      scope: record.project_id,
-      kind: "authentication",
-      reference: pending.id,
-      providerState: record.authentication?.provider_state ?? null,
-    });
-    found = looked.status === "found" ? (looked.outcome as AuthenticateOutcome) : undefined;
-  } catch (error) {
-    logger.warn("Gateway lookup failed: the authentication stays reserved", {
-      transaction_id: record.id,
-      error,
-    });
-    throw new ApiError(504, "gateway.timeout", `The gateway did not answer for transaction ${record.id}.`);
-  }
+  const found = (await lookupOrUnknown(await connectorFor(record), record, "authentication", pending.id)) as
+    | AuthenticateOutcome
+    | undefined;
   const settled = await settleAuthentication(
     settlement.request,
     settlement.invoice,
@@ -249,21 +234,9 @@ export async function resolveAbandonedPayout(
 ): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
-  const connector = await connectorOf(
-    await configurationById(record.project_id, record.gateway_configuration_id),
-  );
-  let found: PayoutOutcome | undefined;
-  try {
-    const looked = await connector.lookup({
-      scope: record.project_id,
-      kind: "payout",
-      reference: pending.id,
-    });
-    found = looked.status === "found" ? (looked.outcome as PayoutOutcome) : undefined;
-  } catch (error) {
-    logger.warn("Gateway lookup failed: the payout stays reserved", { transaction_id: record.id, error });
-    throw new ApiError(504, "gateway.timeout", `The gateway did not answer for transaction ${record.id}.`);
-  }
+  const found = (await lookupOrUnknown(await connectorFor(record), record, "payout", pending.id)) as
+    | PayoutOutcome
+    | undefined;
   const settled = await settlePayout(
     settlement,
     held,
