@@ -1,11 +1,10 @@
 import { routingScheme } from "../cards/card.ts";
 import { cardCredentials } from "../cards/service.ts";
 import { nowIn } from "../clock.ts";
-import { findCustomer } from "../customers/store.ts";
 import { transactWrite } from "../db/transactions.ts";
 import type { CardOperations, PaymentConnector, ThreeDSRoundAnswer } from "../gateways/connector.ts";
 import { configurationById, connectorOf } from "../gateways/routing.ts";
-import { ApiError, conflict, invalidField, notFound } from "../http/errors.ts";
+import { conflict, invalidField } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { sharedUlidId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
@@ -14,8 +13,8 @@ import type { ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
 import { parseInput } from "../validation/parse.ts";
 import {
   type AuthorizeOptions,
-  CONNECTOR_SUPPORTS_INCREMENTS,
   cardPaymentOptions,
+  insertCardTransaction,
   readPayment,
 } from "./authorize.ts";
 import { routed } from "./cascade.ts";
@@ -32,14 +31,8 @@ import {
 } from "./core.ts";
 import { authenticateInput } from "./schema.ts";
 import { resolveAbandonedAuthentication, settleAuthentication } from "./settle-extras.ts";
-import {
-  currencyMismatch,
-  customerCurrencyClaim,
-  type PaymentRead,
-  resolveSource,
-  type Source,
-} from "./sources.ts";
-import { commitTransition, insertTransaction, transitionWrite, type VersionedTransaction } from "./store.ts";
+import { type PaymentRead, resolveSource, type Source } from "./sources.ts";
+import { commitTransition, transitionWrite, type VersionedTransaction } from "./store.ts";
 import {
   leaseExpired,
   newTransaction,
@@ -293,22 +286,7 @@ async function createForAuthentication(
       channel: options.channel,
     },
   );
-  const checks = [...source.checks];
-  if (invoice.customer_id) checks.push(customerCurrencyClaim(caller, invoice.customer_id, invoice.currency));
-  // The invoice allows increments as an authorization's transaction makes it (its gateway's support).
-  const outcome = await insertTransaction(record, { incremental: CONNECTOR_SUPPORTS_INCREMENTS }, checks);
-  if (outcome === "created") return { record, version: 1 };
-  if (outcome === "invoice-not-found") throw notFound("invoice", invoice.id);
-  if ("takenBy" in outcome) return outcome;
-  if (invoice.customer_id && outcome.failedCheck === checks.length - 1) {
-    // The customer's claim failed (read only then, to say why): gone, or in another currency.
-    const customer = await findCustomer(caller.projectId, invoice.customer_id);
-    if (!customer) throw notFound("customer", invoice.customer_id);
-    throw currencyMismatch(customer.id, customer.currency);
-  }
-  throw source.tokenId
-    ? new ApiError(400, "request.token.not-chargeable", `Customer token ${source.tokenId} cannot be charged.`)
-    : notFound("card", source.cardId);
+  return insertCardTransaction(caller, invoice, source, record);
 }
 
 /** The connector's authentication, or a 400 naming the configuration that cannot authenticate. */

@@ -14,6 +14,7 @@ import type {
   ThreeDSContext,
   ThreeDSRoundAnswer,
 } from "../gateways/connector.ts";
+import type { Caller } from "../http/auth.ts";
 import { ApiError, conflict, invalidField, notFound, privateKeyRequired } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { isId, sharedUlidId } from "../ids.ts";
@@ -425,10 +426,27 @@ async function createTransaction(
   );
   // Fails early, before anything is written, for amounts beyond what conditions can compare.
   toMinorUnits(record.amount, record.currency);
+  const inserted = await insertCardTransaction(caller, invoice, source, record);
+  return "takenBy" in inserted ? inserted : { held: inserted, probe: route.first.probe };
+}
+
+/**
+ * Writes the invoice's first card transaction (an authorization's, or an authentication's), on the
+ * conditions that its source can still pay and its customer takes the invoice's currency; the
+ * transaction another request made first is answered as `takenBy`. A refused condition is thrown
+ * with why (the customer is read only then).
+ */
+export async function insertCardTransaction(
+  caller: Caller,
+  invoice: Invoice,
+  source: Source,
+  record: TransactionRecord,
+): Promise<VersionedTransaction | { takenBy: string }> {
   const checks = [...source.checks];
   if (invoice.customer_id) checks.push(customerCurrencyClaim(caller, invoice.customer_id, invoice.currency));
+  // The invoice allows increments as an authorization's transaction makes it (its gateway's support).
   const outcome = await insertTransaction(record, { incremental: CONNECTOR_SUPPORTS_INCREMENTS }, checks);
-  if (outcome === "created") return { held: { record, version: 1 }, probe: route.first.probe };
+  if (outcome === "created") return { record, version: 1 };
   if (outcome === "invoice-not-found") throw notFound("invoice", invoice.id);
   if ("takenBy" in outcome) return outcome;
   if (invoice.customer_id && outcome.failedCheck === checks.length - 1) {
