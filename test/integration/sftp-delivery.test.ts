@@ -20,7 +20,7 @@ import { resetExportStorage } from "../../shared/exports/storage/index.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { SANDBOX_PRIVATE_NETWORK_VARIABLE } from "../../shared/webhooks/settings.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
-import { newHostKey, startSftpServer, type TestSftpServer } from "../support/sftp-server.ts";
+import { newHostKey, newKeyPair, startSftpServer, type TestSftpServer } from "../support/sftp-server.ts";
 
 const { utils } = ssh2;
 
@@ -187,7 +187,7 @@ describe("SFTP delivery of the daily exports", () => {
   });
 
   it("logs in with a private key", async () => {
-    const userKey = utils.generateKeyPairSync("ed25519");
+    const userKey = newKeyPair();
     const sftp = await server({ username: "finance", publicKey: userKey.public });
     const { client, scope } = await environment();
     const paid = await capturedTransaction(client, "99.99");
@@ -394,7 +394,7 @@ describe("SFTP settings", () => {
     [{ username: "" }, "username"],
     [{ password: undefined }, "password"],
     [{ private_key: "not a key" }, "private_key"],
-    [{ private_key: utils.generateKeyPairSync("ed25519").public }, "private_key"],
+    [{ private_key: newKeyPair().public }, "private_key"],
   ])("refuse %j with a 400 naming %s", async (change, field) => {
     const { client, scope } = await environment();
     const body = { endpoint: "sftp.example.com:22", username: "u", password: "p", ...change };
@@ -411,7 +411,7 @@ describe("SFTP settings", () => {
       endpoint: "sftp.example.com:22",
       username: "u",
       password: "p",
-      private_key: utils.generateKeyPairSync("ed25519").private,
+      private_key: newKeyPair().private,
     });
     expect(answer.status).toBe(400);
     expect(answer.body.invalid_fields[0].name).toBe("private_key");
