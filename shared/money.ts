@@ -128,6 +128,11 @@ export function fromMinorUnits(minor: bigint, currency: string): string {
   return new Exact(minor.toString()).div(new Exact("10").pow(digits)).toFixed(digits);
 }
 
+/** Nothing, written with the currency's decimals ("0.00" USD, "0" JPY). */
+export function zeroIn(currency: string): string {
+  return fromMinorUnits(0n, currency);
+}
+
 /**
  * An amount in a provider's minor unit where the provider counts a currency's decimals its own way
  * (`exponent`: Stripe takes ISK with 2 and MGA with 0, Adyen CLP with 2 and CVE with 0, where ISO

@@ -16,6 +16,7 @@ import {
   isZeroAmount,
   subtractAmounts,
   toMinorUnits,
+  zeroIn,
 } from "../money.ts";
 import type { RoutingExplanation } from "../routing/decide.ts";
 import {
@@ -293,7 +294,14 @@ function leaseSetting(configured: string | undefined): number {
 export interface NewTransaction {
   projectId: string;
   sandbox: boolean;
-  invoice: { id: string; name: string; amount: string; currency: string; customer_id: string | null };
+  invoice: {
+    id: string;
+    name: string;
+    amount: string;
+    currency: string;
+    customer_id: string | null;
+    subscription_id?: string | null;
+  };
   source: { cardId: string | null; tokenId: string | null };
   paymentMethod: PaymentMethod;
   gateway: { configurationId: string; name: string };
@@ -320,7 +328,7 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
     project_id: input.projectId,
     invoice_id: input.invoice.id,
     customer_id: input.invoice.customer_id,
-    subscription_id: null,
+    subscription_id: input.invoice.subscription_id ?? null,
     token_id: input.source.tokenId,
     card_id: input.source.cardId,
     payment_method: input.paymentMethod,
@@ -364,10 +372,6 @@ export function newTransaction(input: NewTransaction, now: Date): TransactionRec
 
 export function paymentMethodOf(record: TransactionRecord): PaymentMethod {
   return record.payment_method ?? "card";
-}
-
-function zeroIn(currency: string): string {
-  return fromMinorUnits(0n, currency);
 }
 
 export function operation(

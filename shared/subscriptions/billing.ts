@@ -7,6 +7,7 @@ import { ApiError } from "../http/errors.ts";
 import { type Invoice, newInvoice, presentInvoice } from "../invoices/invoice.ts";
 import type { InvoiceInput } from "../invoices/schema.ts";
 import { insertInvoice } from "../invoices/store.ts";
+import { isZeroAmount } from "../money.ts";
 import { logger } from "../observability/logger.ts";
 import { captureInvoice } from "../payments/capture.ts";
 import { paymentOf, serviceRequest } from "../payments/core.ts";
@@ -15,17 +16,18 @@ import { daysBefore } from "../plans/interval.ts";
 import { findEnvironment } from "../projects/environment.ts";
 import { cancelJob, scheduleJob } from "../scheduling/index.ts";
 import { type SubscriptionJob, subscriptionScheduleName } from "../scheduling/port.ts";
+import { invoiceDetails, lastCharge } from "./lines.ts";
 import {
   commitSubscriptionChange,
   findSubscription,
   subscriptionReplace,
+  subscriptionTransactionWrite,
   type VersionedSubscription,
 } from "./store.ts";
 import {
   attemptDueAt,
   CANCELED_FOR_NON_PAYMENT,
   canceled,
-  chargedTerms,
   currentAttemptNumber,
   declined,
   iterated,
@@ -34,6 +36,7 @@ import {
   type Subscription,
   TRIAL_NOTICE_DAYS,
   withAttempt,
+  withDueCharge,
 } from "./subscription.ts";
 
 /**
@@ -86,11 +89,14 @@ function subscriptionEvents(
   now: Date,
   names: EventName[],
   payment?: {
-    invoice: ReturnType<typeof presentInvoice>;
+    invoice: ReturnType<typeof presentInvoice> | null;
     transaction: ReturnType<typeof presentTransaction> | null;
   },
 ): PendingEvent[] {
-  const data = { subscription: presentSubscription(subscription, now), ...(payment ?? {}) };
+  const data = {
+    subscription: presentSubscription(subscription, now),
+    ...(payment ? { ...payment, charge: lastCharge(subscription) } : {}),
+  };
   return names.map((name) => ({ name, data }));
 }
 
@@ -100,8 +106,13 @@ function changeWrites(
   next: Subscription,
   events: PendingEvent[],
   now: Date,
+  transaction?: TransactionRecord | null,
 ): TransactItem[] {
-  return [subscriptionReplace(current, next), ...eventWrites(next.project_id, events, now)];
+  return [
+    subscriptionReplace(current, next),
+    ...eventWrites(next.project_id, events, now),
+    ...(transaction ? [subscriptionTransactionWrite(next, transaction.id)] : []),
+  ];
 }
 
 // ─── Charging an iteration ──────────────────────────────────────────────────────────────────────
@@ -138,8 +149,12 @@ async function charge(
         `Subscription ${subscription.id} iteration ${job.iteration} is due at ${due.toISOString()}`,
       );
     }
-    const attempt = await attemptInvoice(context, current);
+    const attempt = await attemptInvoice(context, current, due);
     if (attempt === undefined) continue;
+    if ("free" in attempt) {
+      if ((await recordPaid(context, attempt.current, undefined)) === "committed") return "charged";
+      continue;
+    }
     const payment = await pay(caller, subscription, attempt);
     // The change is conditional on the subscription as the attempt's record left it.
     const committed =
@@ -152,35 +167,48 @@ async function charge(
 }
 
 /**
- * The invoice of the current attempt: made once, with the attempt's record (the subscription as it
- * then stands is returned with it); undefined: re-read.
+ * The invoice of the current attempt: made once, with the attempt's record and the iteration's
+ * fixed charge (`withDueCharge`; the subscription as it then stands is returned with it); `free`
+ * when the charge is nothing (discounts and credit cover it), which needs no payment; undefined:
+ * re-read.
  */
 async function attemptInvoice(
   context: Context,
   current: VersionedSubscription,
-): Promise<{ invoiceId: string; fresh: boolean; current: VersionedSubscription } | undefined> {
+  dueAt: Date,
+): Promise<
+  | { invoiceId: string; fresh: boolean; current: VersionedSubscription }
+  | { free: true; current: VersionedSubscription }
+  | undefined
+> {
   const subscription = current.subscription;
   const made = subscription.attempt;
   if (made?.iteration === subscription.iteration && made.number === currentAttemptNumber(subscription)) {
     return { invoiceId: made.invoice_id, fresh: false, current };
   }
-  const terms = chargedTerms(subscription);
+  // Fixed at its due time: a charge run early (`immediate`) fixes it as if it were due.
+  const charged = withDueCharge(subscription, new Date(Math.max(context.now.getTime(), dueAt.getTime())));
+  const charge = charged.due_charge;
+  if (!charge || charge.iteration !== subscription.iteration)
+    throw new Error(`Subscription ${subscription.id} has no charge for iteration ${subscription.iteration}`);
+  if (isZeroAmount(charge.amount)) return { free: true, current };
   const input = {
-    name: terms.name,
-    amount: terms.amount,
-    currency: terms.currency,
+    name: charged.name,
+    amount: charge.amount,
+    currency: charged.currency,
     customer_id: subscription.customer_id,
     merchant_initiator_type: "recurring",
     metadata: {
       subscription_iteration: String(subscription.iteration),
       subscription_attempt: String(currentAttemptNumber(subscription)),
     },
+    details: invoiceDetails(charge),
   } satisfies Partial<InvoiceInput>;
-  const invoice = {
+  const invoice: Invoice = {
     ...newInvoice(context.caller, input as InvoiceInput, context.now),
     subscription_id: subscription.id,
   };
-  const attempted = withAttempt(subscription, invoice.id, context.now);
+  const attempted = withAttempt(charged, invoice.id, context.now);
   try {
     const outcome = await insertInvoice(invoice, { customerId: subscription.customer_id }, [
       subscriptionReplace(current, attempted),
@@ -287,6 +315,9 @@ function isRefusal(error: unknown): error is ApiError {
   return true;
 }
 
+/** The events of an iteration its discounts and credit paid for whole: no invoice was needed. */
+const noPayment = { invoice: null, transaction: null };
+
 function paymentData(payment: Payment) {
   return {
     invoice: presentInvoice(payment.invoice),
@@ -298,7 +329,7 @@ function paymentData(payment: Payment) {
 async function recordPaid(
   context: Context,
   current: VersionedSubscription,
-  payment: Extract<Payment, { status: "paid" }>,
+  payment: Extract<Payment, { status: "paid" }> | undefined,
 ): Promise<"committed" | "changed"> {
   const { caller, now } = context;
   const subscription = current.subscription;
@@ -313,7 +344,13 @@ async function recordPaid(
   // iteration not yet due, or done, and does nothing.
   await scheduleNextCharge(caller, next);
   return commitSubscriptionChange(
-    changeWrites(current, next, subscriptionEvents(next, now, names, paymentData(payment)), now),
+    changeWrites(
+      current,
+      next,
+      subscriptionEvents(next, now, names, payment ? paymentData(payment) : noPayment),
+      now,
+      payment?.transaction,
+    ),
   );
 }
 
@@ -334,6 +371,7 @@ async function recordDeclined(
         ended,
         subscriptionEvents(ended, now, ["subscription.payment_failed", "subscription.canceled"], data),
         now,
+        payment.transaction,
       ),
     );
   }
@@ -344,6 +382,7 @@ async function recordDeclined(
       failed,
       subscriptionEvents(failed, now, ["subscription.payment_failed"], data),
       now,
+      payment.transaction,
     ),
   );
 }

@@ -1,4 +1,4 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { countChange } from "../db/counters.ts";
@@ -90,4 +90,50 @@ export async function listSubscriptions(scope: Scope, page: PageRequest): Promis
 export async function customerSubscriptions(scope: Scope, customerId: string): Promise<Subscription[]> {
   const items = await indexPartitionItems("gsi2", keys.customerSubscriptionsPartition(scope, customerId));
   return items.map((item) => fromItem(item).subscription);
+}
+
+const TRANSACTION_KIND = "transaction";
+
+/**
+ * The record that a transaction paid (or tried to pay) one of the subscription's iterations: an
+ * item of the subscription's partition, written with the iteration's outcome (a put, so a repeat
+ * writes the same item).
+ */
+export function subscriptionTransactionWrite(
+  subscription: Subscription,
+  transactionId: string,
+): TransactItem {
+  return {
+    Put: {
+      TableName: config.tableName,
+      Item: {
+        ...keys.child(subscription.project_id, subscription.id, TRANSACTION_KIND, transactionId),
+        type: "subscription-transaction",
+        transaction_id: transactionId,
+      },
+    },
+  };
+}
+
+/** The ids of the subscription's transactions (keys only, one query of its partition). */
+export async function subscriptionTransactionIds(scope: Scope, subscriptionId: string): Promise<string[]> {
+  const { pk } = keys.child(scope, subscriptionId, TRANSACTION_KIND, "");
+  const prefix = keys.childPrefix(TRANSACTION_KIND);
+  const ids: string[] = [];
+  let startKey: QueryCommandOutput["LastEvaluatedKey"];
+  do {
+    const output = await dynamo.send(
+      new QueryCommand({
+        TableName: config.tableName,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ":prefix": prefix },
+        ProjectionExpression: "sk",
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of output.Items ?? []) ids.push(String(item.sk).slice(prefix.length));
+    startKey = output.LastEvaluatedKey;
+  } while (startKey);
+  return ids;
 }

@@ -1,5 +1,15 @@
 import { newId } from "../ids.ts";
+import { zeroIn } from "../money.ts";
 import { type Interval, intervalsAfter, parseInterval } from "../plans/interval.ts";
+import {
+  type Addon,
+  type Charge,
+  type Discount,
+  type Period,
+  type Proration,
+  type Residue,
+  renewalCharge,
+} from "./charges.ts";
 
 /**
  * A subscription: a customer billed the same terms (name, amount, currency) at each interval,
@@ -57,6 +67,22 @@ export interface Subscription extends Terms {
   dunning_delays_days?: readonly number[];
   /** The invoice of the attempt in progress (created once per attempt). */
   attempt: Attempt | null;
+  /** Billed with every renewal (`/subscriptions/{id}/addons`). Absent: none. */
+  addons?: Addon[];
+  /** Applied to the renewals while valid (`/subscriptions/{id}/discounts`). Absent: none. */
+  discounts?: Discount[];
+  /** Changes made since the last renewal, charged or credited with the next one. */
+  prorations?: Proration[];
+  /** Credit carried to the next renewal (an amount). Absent: none. */
+  credit?: string;
+  /** The fraction of a minor unit the prorations so far left over (`charges.ts`). */
+  residue?: Residue;
+  /**
+   * The charge of iteration `due_charge.iteration`, fixed once that iteration is due: when its first
+   * attempt is made, or when a change comes after its due time (which then cannot alter it). Every
+   * attempt at the iteration charges exactly this.
+   */
+  due_charge?: Charge | null;
   trial_notice_sent: boolean;
   cancel_at: string | null;
   canceled: boolean;
@@ -186,26 +212,61 @@ export function withAttempt(subscription: Subscription, invoiceId: string, now: 
 }
 
 /**
- * The current iteration is paid (with `chargedTerms`): those terms become the subscription's, and
- * the next iteration is due one interval later. A changed interval anchors at the iteration just
- * paid, so its first period starts there.
+ * The charge of the due iteration, fixed (`due_charge`) once `at` reaches its due time, with the
+ * state it leaves: the terms it charged become the subscription's (a changed interval anchors at
+ * this iteration, so its period is the first of the new interval), the prorations and credit it
+ * took are gone, its discounts counted. Unchanged before the due time, or when fixed already.
+ */
+export function withDueCharge(subscription: Subscription, at: Date): Subscription {
+  if (subscription.canceled || subscription.iterate_at === null) return subscription;
+  if (subscription.due_charge?.iteration === subscription.iteration) return subscription;
+  const dueAt = new Date(subscription.iterate_at);
+  if (dueAt.getTime() > at.getTime()) return subscription;
+  const terms = chargedTerms(subscription);
+  const anchorChange =
+    terms.interval !== subscription.interval
+      ? { anchor_at: subscription.iterate_at, anchor_iteration: subscription.iteration }
+      : {};
+  const termed: Subscription = { ...subscription, ...terms, ...anchorChange, next_terms: null };
+  const { charge, discounts } = renewalCharge({
+    iteration: subscription.iteration,
+    dueAt,
+    period: { start: dueAt, end: dueDate(termed, subscription.iteration + 1) },
+    currency: terms.currency,
+    terms,
+    addons: subscription.addons ?? [],
+    discounts: subscription.discounts ?? [],
+    prorations: subscription.prorations ?? [],
+    credit: subscription.credit ?? "0",
+  });
+  return { ...termed, discounts, prorations: [], credit: charge.credit_left, due_charge: charge };
+}
+
+/**
+ * The period already charged that a change now falls in (the one the last fixed charge paid for);
+ * null before the first charge (a trial, or a first iteration not yet due): nothing to prorate.
+ */
+export function currentPeriod(subscription: Subscription): Period | null {
+  if (subscription.canceled || subscription.iterate_at === null) return null;
+  const n = subscription.iteration;
+  if (subscription.due_charge?.iteration === n)
+    return { start: new Date(subscription.iterate_at), end: dueDate(subscription, n + 1) };
+  if (n < 2) return null;
+  return { start: dueDate(subscription, n - 1), end: new Date(subscription.iterate_at) };
+}
+
+/**
+ * The current iteration is paid (its `due_charge`, fixed now if an attempt made before charges
+ * were fixed paid it): the next iteration is due one interval later.
  */
 export function iterated(subscription: Subscription, now: Date): Subscription {
-  const paid = subscription.iteration;
-  const next = paid + 1;
-  const terms = subscription.next_terms;
-  const anchorChange =
-    terms !== null && terms.interval !== subscription.interval
-      ? { anchor_at: dueDate(subscription, paid).toISOString(), anchor_iteration: paid }
-      : {};
+  const charged = withDueCharge(subscription, new Date(subscription.iterate_at ?? now.toISOString()));
+  const next = charged.iteration + 1;
   const moved: Subscription = {
-    ...subscription,
-    ...(terms ?? {}),
-    ...anchorChange,
-    next_terms: null,
+    ...charged,
     iteration: next,
     activated: true,
-    activated_at: subscription.activated_at ?? now.toISOString(),
+    activated_at: charged.activated_at ?? now.toISOString(),
     dunning: null,
     attempt: null,
     updated_at: now.toISOString(),
@@ -260,6 +321,7 @@ export function inTrial(subscription: Subscription, now: Date): boolean {
 /** The subscription as the API shows it (the reference's fields, and where it stands in dunning). */
 export function presentSubscription(subscription: Subscription, now: Date) {
   const pastDue = subscription.dunning !== null && !subscription.canceled;
+  const period = currentPeriod(subscription);
   return {
     id: subscription.id,
     project_id: subscription.project_id,
@@ -289,6 +351,11 @@ export function presentSubscription(subscription: Subscription, now: Date) {
       ? { code: subscription.dunning.last_error_code, message: subscription.dunning.last_error_message }
       : null,
     next_terms: subscription.next_terms,
+    /** The period the last charge paid for, which a change now is prorated over; null before any. */
+    current_period_start: period?.start.toISOString() ?? null,
+    current_period_end: period?.end.toISOString() ?? null,
+    /** Credit carried to the next renewal (from prorations that credited more than it charged). */
+    credit_balance: subscription.credit ?? zeroIn(subscription.currency),
     metadata: subscription.metadata,
     return_url: subscription.return_url,
     cancel_url: subscription.cancel_url,
