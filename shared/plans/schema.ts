@@ -1,6 +1,5 @@
-import { PLAN_ID_PATTERN } from "../ids.ts";
 import { paymentAmount } from "../money.ts";
-import { currency, httpUrl, metadata, requiredText } from "../validation/fields.ts";
+import { chosenId, currency, httpUrl, metadata, requiredText } from "../validation/fields.ts";
 import * as z from "../validation/zod.ts";
 import { intervalText } from "./interval.ts";
 
@@ -8,17 +7,10 @@ import { intervalText } from "./interval.ts";
 /** `""` clears the trial period on update (as every optional field). */
 const blankIsNull = (value: unknown) => (value === "" ? null : value);
 
-const planId = z
-  .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-  .check(
-    z.regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or ."),
-    z.refine((id) => id !== "." && id !== "..", "cannot be . or .., which no URL can address"),
-  );
-
 export const PLAN_NAME_LENGTH = 80;
 
 export const createPlanInput = z.object({
-  id: planId,
+  id: chosenId,
   name: requiredText(PLAN_NAME_LENGTH),
   amount: paymentAmount,
   currency,

@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
+import { PLAN_ID_PATTERN } from "../ids.ts";
 import { currencyDigits } from "../money.ts";
 import { COUNTRY_CODES_TABLE } from "./code-tables.ts";
 import * as z from "./zod.ts";
@@ -23,6 +24,14 @@ export const requiredText = (max: number) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
     .check(z.minLength(1, "is required"), z.maxLength(max, `must be at most ${max} characters`));
+
+/** An id the merchant chooses (plans, coupons), required: `PLAN_ID_PATTERN`, but `.` and `..`. */
+export const chosenId = z
+  .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+  .check(
+    z.regex(PLAN_ID_PATTERN, "must be 1 to 100 letters, digits, _, - or ."),
+    z.refine((id) => id !== "." && id !== "..", "cannot be . or .., which no URL can address"),
+  );
 
 export const email = z.preprocess(
   blankIsNull,
