@@ -320,6 +320,12 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/plans/{plan_id}", handler: "plans/get", table: "read" },
   { method: "PUT", path: "/plans/{plan_id}", handler: "plans/update", table: "write" },
   { method: "DELETE", path: "/plans/{plan_id}", handler: "plans/delete", table: "write" },
+  // Coupons (shared/coupons): merchant-chosen ids; subscriptions' discounts redeem them.
+  { method: "POST", path: "/coupons", handler: "coupons/create", table: "write" },
+  { method: "GET", path: "/coupons", handler: "coupons/list", table: "read" },
+  { method: "GET", path: "/coupons/{coupon_id}", handler: "coupons/get", table: "read" },
+  { method: "PUT", path: "/coupons/{coupon_id}", handler: "coupons/update", table: "write" },
+  { method: "DELETE", path: "/coupons/{coupon_id}", handler: "coupons/delete", table: "write" },
   // Subscriptions (shared/subscriptions): creating one may turn a card into a customer token and
   // charge its first iteration at once; they schedule their renewals, trial notices and cancellations.
   {

@@ -93,8 +93,10 @@ export function isEnvironmentProjectId(value: string): boolean {
 }
 
 /**
- * The ids merchants choose (plans): 1 to 100 letters, digits, `_`, `-` and `.` (what may follow in
- * a URL path as is). A new plan's id may not be `.` or `..` either (`plans/schema.ts`): a URL path
- * cannot address them.
+ * The ids merchants choose (plans, coupons): 1 to 100 letters, digits, `_`, `-` and `.` (what may
+ * follow in a URL path as is). A new one may not be `.` or `..` either (`chosenId` in
+ * `validation/fields.ts`): a URL path cannot address them.
  */
 export const PLAN_ID_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
+/** A coupon's id (its code) follows the plans' rules. */
+export const COUPON_ID_PATTERN = PLAN_ID_PATTERN;

@@ -88,6 +88,25 @@ export const planSchema = z.strictObject({
   created_at: timestamp,
 });
 
+export const couponSchema = z.strictObject({
+  id: id("Chosen by the merchant"),
+  project_id: z.string(),
+  amount_off: z.nullable(amount).check(z.meta({ description: "In `currency`; null for a percentage" })),
+  percent_off: nullableText.check(
+    z.meta({ description: "A percentage above 0 and at most 100, as sent", examples: ["20", "12.5"] }),
+  ),
+  currency: nullableText.check(z.meta({ description: "The currency of `amount_off`" })),
+  iteration_count: z
+    .nullable(z.int())
+    .check(z.meta({ description: "Billing periods a discount made from it lasts; null: for good" })),
+  max_redemptions: z.nullable(z.int()).check(z.meta({ description: "null: no limit" })),
+  expires_at: z.nullable(timestamp).check(z.meta({ description: "From then on it cannot be redeemed" })),
+  metadata: dictionary,
+  redeemed_number: z.int().check(z.meta({ description: "Redemptions so far" })),
+  sandbox: z.boolean(),
+  created_at: timestamp,
+});
+
 const operationSchema = z.strictObject({
   id: z.string(),
   type: z.string(),
@@ -725,6 +744,7 @@ export const components = {
   Project: projectSchema,
   Card: cardSchema,
   Plan: planSchema,
+  Coupon: couponSchema,
   Refund: refundSchema,
   NativeApm: nativeApmSchema,
   Customer: customerSchema,

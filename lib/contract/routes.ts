@@ -6,6 +6,7 @@
  */
 
 import { cardChangeFields, cardFields } from "../../shared/cards/schema.ts";
+import { createCouponInput, updateCouponInput } from "../../shared/coupons/schema.ts";
 import { createCustomerInput, updateCustomerInput } from "../../shared/customers/schema.ts";
 import type { ResourceType } from "../../shared/expansion/fields.ts";
 import {
@@ -45,6 +46,7 @@ import {
   cardInformationSchema,
   cardSchema,
   changedCardSchema,
+  couponSchema,
   createdSupervisedProjectSchema,
   customerActionSchema,
   customerSchema,
@@ -449,7 +451,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /activities": {
     summary: "List the activity log",
     description:
-      "Who changed the environment's setup (settings, gateway configurations, routing rules, export layouts and SFTP settings, products, supervised projects, certificates), what, when, and with which credential, newest first. Payments and customers have their events.",
+      "Who changed the environment's setup (settings, gateway configurations, routing rules, export layouts and SFTP settings, products, coupons, supervised projects, certificates), what, when, and with which credential, newest first. Payments and customers have their events.",
     listing: true,
     answer: page("activities", activitySchema),
   },
@@ -484,6 +486,27 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     answer: one("plan", planSchema),
   },
   "DELETE /plans/{plan_id}": { summary: "End a plan", answer: done },
+  "POST /coupons": {
+    summary: "Create a coupon",
+    description:
+      "Under an id the merchant chooses: `amount_off` (with its `currency`) or `percent_off`, for `iteration_count` billing periods (absent: for good), at most `max_redemptions` times, until `expires_at`.",
+    body: createCouponInput,
+    answer: one("coupon", couponSchema),
+    example: { id: "WELCOME20", percent_off: "20", iteration_count: 3, max_redemptions: 100 },
+  },
+  "GET /coupons": { summary: "List coupons", listing: true, answer: page("coupons", couponSchema) },
+  "GET /coupons/{coupon_id}": { summary: "Get a coupon", answer: one("coupon", couponSchema) },
+  "PUT /coupons/{coupon_id}": {
+    summary: "Update a coupon's metadata",
+    description: "Its other fields are fixed: sent, they must be the coupon's own values.",
+    body: updateCouponInput,
+    answer: one("coupon", couponSchema),
+  },
+  "DELETE /coupons/{coupon_id}": {
+    summary: "End a coupon",
+    description: "It can no longer be redeemed, and its id stays taken; discounts made from it go on.",
+    answer: done,
+  },
   "POST /subscriptions": {
     summary: "Subscribe a customer",
     body: createSubscriptionInput,

@@ -9,9 +9,9 @@ import { newId } from "../ids.ts";
  * The activity log of an environment: who changed its setup, what, when, and with which credential.
  * Payments and customers have their events (`shared/events`); the log is for what changes how the
  * environment works: its settings, gateway configurations, routing rules, export layouts and
- * delivery settings, products, supervised projects, certificates. An entry is written in the same
- * transaction as its change (`activityWrite`), so the log holds every committed change and nothing
- * else. It is the log `GET /activities` answers and the dashboard shows.
+ * delivery settings, products, coupons, supervised projects, certificates. An entry is written in
+ * the same transaction as its change (`activityWrite`), so the log holds every committed change and
+ * nothing else. It is the log `GET /activities` answers and the dashboard shows.
  */
 export type ActivityType =
   | "project.updated"
@@ -31,7 +31,10 @@ export type ActivityType =
   | "export_layout.deleted"
   | "product.created"
   | "product.updated"
-  | "product.deleted";
+  | "product.deleted"
+  | "coupon.created"
+  | "coupon.updated"
+  | "coupon.deleted";
 
 /** Who made a change: the credential and where the request came from (`system` for the service's own jobs). */
 export interface Actor {

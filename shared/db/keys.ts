@@ -14,6 +14,7 @@ export type ListedEntity =
   | "event"
   | "transaction"
   | "plan"
+  | "coupon"
   | "subscription"
   | "payout"
   | "card"
@@ -78,6 +79,8 @@ export const keys = {
    * can ever name another resource's partition.
    */
   plan: (scope: Scope, id: string): ItemKey => ({ pk: `${scope}#plan#${id}`, sk: "plan" }),
+  /** A coupon, by the merchant's own id, in a partition of its own kind as a plan. */
+  coupon: (scope: Scope, id: string): ItemKey => ({ pk: `${scope}#coupon#${id}`, sk: "coupon" }),
   /** Items owned by a resource live in the resource's partition (a customer's tokens, …). */
   child: (scope: Scope, parentId: string, kind: string, id: string) => ({
     pk: `${scope}#${parentId}`,

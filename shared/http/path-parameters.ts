@@ -1,4 +1,5 @@
 import {
+  COUPON_ID_PATTERN,
   ENVIRONMENT_PROJECT_ID_PATTERN,
   ID_PREFIXES,
   type IdKind,
@@ -54,8 +55,9 @@ export const PATH_PARAMETERS = {
    * `shared/payments/service.ts`), so 32 characters without padding.
    */
   token: { pattern: /^[A-Za-z0-9_-]{32}$/, resource: "challenge" },
-  /** Plans have merchant-chosen ids. */
+  /** Plans and coupons have merchant-chosen ids. */
   plan_id: { pattern: PLAN_ID_PATTERN, resource: "plan" },
+  coupon_id: { pattern: COUPON_ID_PATTERN, resource: "coupon" },
   /** A gateway configuration, or the native APM form `<gateway configuration id>.<gateway name>`. */
   gateway_configuration_id: {
     pattern: new RegExp(`^${ID_PREFIXES.gatewayConfiguration}${ULID_PATTERN}(\\.${GATEWAY_NAME})?$`),

@@ -388,6 +388,17 @@ describe("the contract against live answers", () => {
     await ok("GET /plans/{plan_id}", "/plans/gold");
     await ok("PUT /plans/{plan_id}", "/plans/gold", { body: { name: "Gold plan" } });
     await ok("DELETE /plans/{plan_id}", "/plans/silver");
+    // Coupons: an amount off and a percentage off.
+    await ok("POST /coupons", "/coupons", {
+      body: { id: "WELCOME", amount_off: "5.00", currency: "EUR", iteration_count: 3, metadata: { a: "b" } },
+    });
+    await ok("POST /coupons", "/coupons", {
+      body: { id: "SPRING", percent_off: 12.5, max_redemptions: 100, expires_at: "2099-01-01T00:00:00Z" },
+    });
+    await ok("GET /coupons", "/coupons");
+    await ok("GET /coupons/{coupon_id}", "/coupons/WELCOME");
+    await ok("PUT /coupons/{coupon_id}", "/coupons/WELCOME", { body: { metadata: { c: "d" } } });
+    await ok("DELETE /coupons/{coupon_id}", "/coupons/SPRING");
     const { subscription } = await ok("POST /subscriptions", "/subscriptions?expand=customer,plan,token", {
       body: { customer_id: customer.id, plan_id: "gold", source: token.id },
     });

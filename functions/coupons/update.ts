@@ -1,0 +1,8 @@
+import { changeCoupon } from "../../shared/coupons/service.ts";
+import { api } from "../../shared/http/api.ts";
+import { ok } from "../../shared/http/reply.ts";
+
+/** PUT /coupons/{coupon_id} */
+export const handler = api(async (request) =>
+  ok({ coupon: await changeCoupon(request.caller, request.path.coupon_id ?? "", request.body) }),
+);
