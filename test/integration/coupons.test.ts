@@ -1,15 +1,15 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Coupon } from "../../shared/coupons/coupon.ts";
 import { redeemableCoupon, redemptionRefusal } from "../../shared/coupons/service.ts";
 import { couponRedemption } from "../../shared/coupons/store.ts";
-import { dynamo } from "../../shared/db/client.ts";
+import { keys } from "../../shared/db/keys.ts";
 import { failedConditions, transactWrite } from "../../shared/db/transactions.ts";
 import { authenticate } from "../../shared/http/auth.ts";
 import type { ApiError } from "../../shared/http/errors.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
+import { holdItemReads } from "../support/held-reads.ts";
 import { basicAuthorization, type RawRequest, sendRaw } from "../support/raw-http.ts";
 
 /**
@@ -637,7 +637,7 @@ describe("redemptions (the API of subscriptions' discounts)", () => {
   it("never lose a count to a PUT that read the coupon before redemptions: the PUT is made again", async () => {
     const { client, caller, projectId } = await environment("Coupon PUT race");
     const coupon = await created(client, percentOff());
-    const hold = holdCouponReads(projectId, coupon.id, 1);
+    const hold = holdItemReads(keys.coupon(projectId, coupon.id), 1);
 
     const putting = client.put(`/coupons/${coupon.id}`, { metadata: { during: "redemptions" } });
     await hold.reads(1);
@@ -677,34 +677,3 @@ describe("redemptions (the API of subscriptions' discounts)", () => {
     expect(written).toContain(stored.metadata.put);
   });
 });
-
-/**
- * Holds the first `held` strongly consistent reads of one coupon item (the reads a change decides
- * from) until `release()`; later reads go through.
- */
-function holdCouponReads(scope: string, id: string, held: number) {
-  const send = dynamo.send.bind(dynamo);
-  let release!: () => void;
-  const released = new Promise<void>((done) => {
-    release = done;
-  });
-  let reads = 0;
-  const waiters: (() => void)[] = [];
-  vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-    const result = await send(command as never);
-    const key = command instanceof GetCommand ? command.input.Key : undefined;
-    if (key?.pk === `${scope}#coupon#${id}` && key?.sk === "coupon") {
-      reads += 1;
-      for (const wake of waiters.splice(0)) wake();
-      if (reads <= held) await released;
-    }
-    return result;
-  }) as never);
-  return {
-    /** Resolves once `count` reads of the coupon have been made (and, up to `held`, are held). */
-    async reads(count: number) {
-      while (reads < count) await new Promise<void>((done) => waiters.push(done));
-    },
-    release: () => release(),
-  };
-}

@@ -1,10 +1,10 @@
-import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { dynamo } from "../../shared/db/client.ts";
+import { keys } from "../../shared/db/keys.ts";
 import { newId } from "../../shared/ids.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { recordedEvents } from "../support/events.ts";
+import { holdItemReads } from "../support/held-reads.ts";
 import { basicAuthorization, type RawRequest, sendRaw } from "../support/raw-http.ts";
 
 /**
@@ -339,42 +339,11 @@ describe("an invoice made from a product", () => {
   });
 });
 
-/**
- * Holds the first `held` strongly consistent reads of one product item (the reads a change decides
- * from) until `release()`; later reads go through.
- */
-function holdProductReads(scope: string, productId: string, held: number) {
-  const send = dynamo.send.bind(dynamo);
-  let release!: () => void;
-  const released = new Promise<void>((done) => {
-    release = done;
-  });
-  let reads = 0;
-  const waiters: (() => void)[] = [];
-  vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
-    const result = await send(command as never);
-    const key = command instanceof GetCommand ? command.input.Key : undefined;
-    if (key?.pk === `${scope}#${productId}` && key?.sk === "resource") {
-      reads += 1;
-      for (const wake of waiters.splice(0)) wake();
-      if (reads <= held) await released;
-    }
-    return result;
-  }) as never);
-  return {
-    /** Resolves once `count` reads of the product have been made (and, up to `held`, are held). */
-    async reads(count: number) {
-      while (reads < count) await new Promise<void>((done) => waiters.push(done));
-    },
-    release: () => release(),
-  };
-}
-
 describe("concurrent changes", () => {
   it("let one of two PUTs that read the same version win; the other is a 409 and writes nothing", async () => {
     const { client, projectId } = await environment("Product races");
     const product = (await client.post("/products", gold())).body.product;
-    const hold = holdProductReads(projectId, product.id, 2);
+    const hold = holdItemReads(keys.resource(projectId, product.id), 2);
 
     const first = client.put(`/products/${product.id}`, { name: "First" });
     const second = client.put(`/products/${product.id}`, { name: "Second" });
@@ -395,7 +364,7 @@ describe("concurrent changes", () => {
   it("make an invoice of the product as it is when the invoice is written, not as it was read", async () => {
     const { client, projectId } = await environment("Product invoice race");
     const product = (await client.post("/products", gold())).body.product;
-    const hold = holdProductReads(projectId, product.id, 1);
+    const hold = holdItemReads(keys.resource(projectId, product.id), 1);
 
     const making = client.post(`/products/${product.id}/invoices`, {});
     await hold.reads(1);
@@ -414,7 +383,7 @@ describe("concurrent changes", () => {
   it("make no invoice of a product deleted between the read and the write", async () => {
     const { client, projectId } = await environment("Product invoice delete race");
     const product = (await client.post("/products", gold())).body.product;
-    const hold = holdProductReads(projectId, product.id, 1);
+    const hold = holdItemReads(keys.resource(projectId, product.id), 1);
 
     const making = client.post(`/products/${product.id}/invoices`, {});
     await hold.reads(1);
