@@ -358,6 +358,44 @@ export const routes: readonly RouteDeclaration[] = [
     table: "write",
     scheduler: "schedule",
   },
+  // A subscription's add-ons and discounts (shared/subscriptions/addons.ts, discounts.ts): kept in
+  // the subscription's own item; a discount from a coupon counts its redemption in the same write.
+  ...(["GET", "POST"] as const).map((method) => ({
+    method,
+    path: "/subscriptions/{subscription_id}/addons",
+    handler: `subscriptions/addons/${method === "GET" ? "list" : "create"}`,
+    table: method === "GET" ? ("read" as const) : ("write" as const),
+  })),
+  ...(["GET", "PUT", "DELETE"] as const).map((method) => ({
+    method,
+    path: "/subscriptions/{subscription_id}/addons/{addon_id}",
+    handler: `subscriptions/addons/${method === "GET" ? "get" : method === "PUT" ? "update" : "delete"}`,
+    table: method === "GET" ? ("read" as const) : ("write" as const),
+  })),
+  ...(["GET", "POST"] as const).map((method) => ({
+    method,
+    path: "/subscriptions/{subscription_id}/discounts",
+    handler: `subscriptions/discounts/${method === "GET" ? "list" : "create"}`,
+    table: method === "GET" ? ("read" as const) : ("write" as const),
+  })),
+  ...(["GET", "DELETE"] as const).map((method) => ({
+    method,
+    path: "/subscriptions/{subscription_id}/discounts/{discount_id}",
+    handler: `subscriptions/discounts/${method === "GET" ? "get" : "delete"}`,
+    table: method === "GET" ? ("read" as const) : ("write" as const),
+  })),
+  {
+    method: "GET",
+    path: "/subscriptions/{subscription_id}/customers",
+    handler: "subscriptions/customer",
+    table: "read",
+  },
+  {
+    method: "GET",
+    path: "/subscriptions/{subscription_id}/transactions",
+    handler: "subscriptions/transactions",
+    table: "read",
+  },
   {
     method: "GET",
     path: "/customers/{customer_id}/subscriptions",

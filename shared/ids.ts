@@ -18,6 +18,10 @@ export const ID_PREFIXES = {
   /** A request to deliver an event again (`POST /events/{id}/webhooks`). */
   webhookResend: "whr_",
   subscription: "sub_",
+  /** An add-on of a subscription: billed with each renewal. */
+  addon: "addon_",
+  /** A discount of a subscription, from a coupon or ad hoc. */
+  discount: "disc_",
   gatewayConfiguration: "gway_conf_",
   /** A routing rule the merchant gave no id of its own. */
   routingRule: "rule_",

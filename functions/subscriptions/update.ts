@@ -6,12 +6,6 @@ import { changeSubscription } from "../../shared/subscriptions/service.ts";
 /** PUT /subscriptions/{subscription_id} */
 export const handler = api(
   async (request) =>
-    ok({
-      subscription: await changeSubscription(
-        request.caller,
-        request.path.subscription_id ?? "",
-        request.body,
-      ),
-    }),
+    ok(await changeSubscription(request.caller, request.path.subscription_id ?? "", request)),
   { expand: expandAnswer("subscription") },
 );

@@ -429,9 +429,97 @@ export const subscriptionSchema = z.strictObject({
   failed_attempts: z.int(),
   last_payment_error: z.nullable(z.strictObject({ code: nullableText, message: nullableText })),
   next_terms: z.nullable(z.looseObject({})),
+  current_period_start: z
+    .nullable(timestamp)
+    .check(z.meta({ description: "The period the last charge paid for; null before any" })),
+  current_period_end: z.nullable(timestamp),
+  credit_balance: amount.check(z.meta({ description: "Credit carried to the next renewal" })),
   metadata: dictionary,
   return_url: nullableText,
   cancel_url: nullableText,
+  sandbox: z.boolean(),
+  created_at: timestamp,
+});
+
+const signedAmount = z.string().check(
+  z.meta({
+    description: "Decimal string in the currency's major unit; negative when money went back",
+    examples: ["-4.00"],
+  }),
+);
+
+export const chargeLineSchema = z.strictObject({
+  type: z.enum(["plan", "addon", "discount", "proration", "credit"]),
+  name: z.string(),
+  amount: signedAmount.check(z.meta({ description: "What the line adds (discounts and credits subtract)" })),
+  quantity: z.int(),
+  unit_amount: signedAmount,
+  addon_id: z.optional(z.string()),
+  discount_id: z.optional(z.string()),
+  coupon_id: z.optional(z.string()),
+  period_start: z.optional(timestamp),
+  period_end: z.optional(timestamp),
+});
+
+export const chargeSchema = z
+  .strictObject({
+    iteration: z.int(),
+    due_at: timestamp,
+    period_start: timestamp,
+    period_end: timestamp,
+    lines: z.array(chargeLineSchema),
+    amount: amount.check(z.meta({ description: "What the renewal charges: never below zero" })),
+    credit_left: amount.check(z.meta({ description: "Credit carried on to the renewal after" })),
+  })
+  .check(z.meta({ description: "A renewal's charge, line by line" }));
+
+export const prorationSchema = z
+  .strictObject({
+    name: z.string(),
+    amount: signedAmount,
+    from: timestamp,
+    to: timestamp,
+    addon_id: nullableText,
+    created_at: timestamp,
+  })
+  .check(z.meta({ description: "Charged (or credited, negative) with the next renewal" }));
+
+/** What a change of a subscription's billing answers beside the resource changed. */
+export const billingAnswerShape = {
+  preview: z.boolean().check(z.meta({ description: "True: nothing was changed" })),
+  proration: z.nullable(prorationSchema),
+  upcoming_charge: z.nullable(chargeSchema),
+};
+
+export const addonSchema = z.strictObject({
+  id: id("`addon_…`"),
+  project_id: z.string(),
+  subscription_id: z.string(),
+  plan_id: nullableText,
+  type: z.literal("recurring"),
+  name: z.string(),
+  amount,
+  currency: z.string(),
+  quantity: z.int(),
+  metadata: dictionary,
+  sandbox: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export const discountSchema = z.strictObject({
+  id: id("`disc_…`"),
+  project_id: z.string(),
+  subscription_id: z.string(),
+  coupon_id: nullableText,
+  name: nullableText,
+  amount: z.nullable(amount),
+  percent_off: nullableText,
+  currency: z.string(),
+  iteration_count: z.nullable(z.int()),
+  applied_count: z.int(),
+  expires_at: z.nullable(timestamp),
+  metadata: dictionary,
   sandbox: z.boolean(),
   created_at: timestamp,
 });
@@ -593,13 +681,6 @@ export const productSchema = z.strictObject({
 
 // Payouts
 
-const signedAmount = z.string().check(
-  z.meta({
-    description: "Decimal string in the currency's major unit; negative when money went back",
-    examples: ["-4.00"],
-  }),
-);
-
 export const reconciliationSchema = z
   .strictObject({
     status: z.enum(["matched", "mismatched"]),
@@ -752,6 +833,9 @@ export const components = {
   Transaction: transactionSchema,
   Invoice: invoiceSchema,
   Subscription: subscriptionSchema,
+  SubscriptionAddon: addonSchema,
+  SubscriptionDiscount: discountSchema,
+  SubscriptionCharge: chargeSchema,
   Event: eventSchema,
   GatewayConfiguration: gatewayConfigurationSchema,
   RoutingRules: routingRulesSchema,

@@ -33,7 +33,10 @@ import { rulesInput, simulationInput } from "../../shared/routing/schema.ts";
 import { advanceInput } from "../../shared/sandbox/clock.ts";
 import {
   cancelSubscriptionInput,
+  createAddonInput,
+  createDiscountInput,
   createSubscriptionInput,
+  updateAddonInput,
   updateSubscriptionInput,
 } from "../../shared/subscriptions/schema.ts";
 import { createTokenInput, updateTokenInput } from "../../shared/tokens/schema.ts";
@@ -41,8 +44,10 @@ import * as z from "../../shared/validation/zod.ts";
 import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
   activitySchema,
+  addonSchema,
   applepayCertificateSchema,
   balancesSchema,
+  billingAnswerShape,
   cardInformationSchema,
   cardSchema,
   changedCardSchema,
@@ -50,6 +55,7 @@ import {
   createdSupervisedProjectSchema,
   customerActionSchema,
   customerSchema,
+  discountSchema,
   eventSchema,
   exportLayoutOptionsSchema,
   exportLayoutSchema,
@@ -118,6 +124,18 @@ const payment = success({
 });
 
 const flag = z.optional(z.enum(["true", "false"]));
+
+/** When a change of what a subscription bills is billed, and whether it is only a preview. */
+const timingFields = {
+  prorate: z.optional(z.boolean()).check(z.meta({ description: "Bill the rest of the current period" })),
+  proration_date: z.optional(z.iso.datetime()).check(z.meta({ description: "Prorate from (default: now)" })),
+  preview: z
+    .optional(z.boolean())
+    .check(z.meta({ description: "Change nothing; answer what it would bill" })),
+};
+const optionalBilling = Object.fromEntries(
+  Object.entries(billingAnswerShape).map(([name, schema]) => [name, z.optional(schema)]),
+);
 
 const cardInput = z.extend(cardFields, {
   number: z.string().check(z.meta({ description: "The card number" })),
@@ -531,9 +549,11 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   },
   "PUT /subscriptions/{subscription_id}": {
     summary: "Update a subscription",
-    body: updateSubscriptionInput,
+    description:
+      "New terms apply from the next renewal; with `prorate=true` (same interval) from now, the rest of the period charged or credited with the next renewal. `preview=true` changes nothing and answers what it would bill.",
+    body: z.extend(updateSubscriptionInput, timingFields),
     expand: "subscription",
-    answer: one("subscription", subscriptionSchema),
+    answer: success({ subscription: subscriptionSchema, ...optionalBilling }),
   },
   "DELETE /subscriptions/{subscription_id}": {
     summary: "Cancel a subscription",
@@ -543,6 +563,69 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     }),
     expand: "subscription",
     answer: one("subscription", subscriptionSchema),
+  },
+  "GET /subscriptions/{subscription_id}/addons": {
+    summary: "List a subscription's add-ons",
+    listing: true,
+    answer: page("addons", addonSchema),
+  },
+  "POST /subscriptions/{subscription_id}/addons": {
+    summary: "Add an add-on to a subscription",
+    description:
+      "Billed with each renewal. `prorate=true` charges the rest of the current period with the next renewal; `preview=true` changes nothing and answers what it would bill.",
+    body: z.extend(createAddonInput, timingFields),
+    answer: success({ addon: addonSchema, ...billingAnswerShape }),
+    example: { name: "Extra seat", amount: "4.00", quantity: 3, prorate: true },
+  },
+  "GET /subscriptions/{subscription_id}/addons/{addon_id}": {
+    summary: "Get an add-on",
+    answer: one("addon", addonSchema),
+  },
+  "PUT /subscriptions/{subscription_id}/addons/{addon_id}": {
+    summary: "Change an add-on",
+    description: "`increment_quantity_by` counts from the quantity stored, safe when changes race.",
+    body: z.extend(updateAddonInput, timingFields),
+    answer: success({ addon: addonSchema, ...billingAnswerShape }),
+  },
+  "DELETE /subscriptions/{subscription_id}/addons/{addon_id}": {
+    summary: "Remove an add-on",
+    description: "Not billed from the next renewal on; `prorate=true` credits the rest of the period.",
+    query: z.object(timingFields),
+    answer: success({ addon: addonSchema, ...billingAnswerShape }),
+  },
+  "GET /subscriptions/{subscription_id}/discounts": {
+    summary: "List a subscription's discounts",
+    listing: true,
+    answer: page("discounts", discountSchema),
+  },
+  "POST /subscriptions/{subscription_id}/discounts": {
+    summary: "Give a subscription a discount",
+    description:
+      "From a coupon (`coupon_id`, one redemption counted) or ad hoc (`amount`, `name`, `expires_at`). Percentages apply first, then amounts, each in the order added, never below zero.",
+    body: createDiscountInput,
+    answer: success({ discount: discountSchema, ...billingAnswerShape }),
+    example: { coupon_id: "SPRING20" },
+  },
+  "GET /subscriptions/{subscription_id}/discounts/{discount_id}": {
+    summary: "Get a discount",
+    answer: one("discount", discountSchema),
+  },
+  "DELETE /subscriptions/{subscription_id}/discounts/{discount_id}": {
+    summary: "Remove a discount",
+    description: "It no longer applies from the next renewal that is not yet due.",
+    answer: success({ discount: discountSchema, ...billingAnswerShape }),
+  },
+  "GET /subscriptions/{subscription_id}/customers": {
+    summary: "Get a subscription's customer",
+    expand: "customer",
+    answer: one("customer", customerSchema),
+  },
+  "GET /subscriptions/{subscription_id}/transactions": {
+    summary: "List a subscription's transactions",
+    description: "One per renewal attempt that reached a payment.",
+    listing: true,
+    expand: "transaction",
+    answer: page("transactions", transactionSchema),
   },
   "GET /customers/{customer_id}/subscriptions": {
     summary: "List a customer's subscriptions",

@@ -47,6 +47,11 @@ export type EventName =
   | "subscription.trial.ending_soon"
   | "subscription.trial.ended"
   | "subscription.updated"
+  | "subscription.addon.created"
+  | "subscription.addon.updated"
+  | "subscription.addon.deleted"
+  | "subscription.discount.created"
+  | "subscription.discount.deleted"
   | "subscription.canceled";
 
 export interface EventRecord {

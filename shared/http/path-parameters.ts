@@ -42,6 +42,8 @@ export const PATH_PARAMETERS = {
   activity_id: id("activity"),
   certificate_id: id("applepayCertificate", "applepay-certificate"),
   subscription_id: id("subscription"),
+  addon_id: id("addon"),
+  discount_id: id("discount"),
   payout_id: id("payout"),
   product_id: id("product"),
   export_layout_id: id("exportLayout", "export-layout"),

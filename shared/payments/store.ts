@@ -327,14 +327,21 @@ export async function listCustomerTransactions(
   page: PageRequest,
 ): Promise<Omit<Page<TransactionRecord>, "totalCount">> {
   const found = await queryIndexPage("gsi3", keys.customerTransactionsPartition(scope, customerId), page);
-  const ids = found.items.map((item) => String(item.gsi3sk));
+  const records = await transactionsByIds(
+    scope,
+    found.items.map((item) => String(item.gsi3sk)),
+  );
+  return { items: records, hasMore: found.hasMore };
+}
+
+/** The environment's transactions of these ids, in their order (one batch read; unknown ids left out). */
+export async function transactionsByIds(scope: Scope, ids: readonly string[]): Promise<TransactionRecord[]> {
   const items = await batchGet(ids.map((id) => keys.resource(scope, id)));
   const byId = new Map(items.filter((item) => item.type === ENTITY).map((item) => [String(item.id), item]));
-  const records = ids.flatMap((id) => {
+  return ids.flatMap((id) => {
     const item = byId.get(id);
     return item ? [transactionFromItem(item)] : [];
   });
-  return { items: records, hasMore: found.hasMore };
 }
 
 /** How many transactions a customer has (a count of its keys in the third access path). */

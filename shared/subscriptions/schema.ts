@@ -1,8 +1,8 @@
-import { PLAN_ID_PATTERN } from "../ids.ts";
+import { COUPON_ID_PATTERN, PLAN_ID_PATTERN } from "../ids.ts";
 import { optionalAmount } from "../money.ts";
 import { intervalText } from "../plans/interval.ts";
 import { PLAN_NAME_LENGTH } from "../plans/schema.ts";
-import { currency, httpUrl, metadata, text, timestamp } from "../validation/fields.ts";
+import { currency, httpUrl, integerField, metadata, text, timestamp } from "../validation/fields.ts";
 import * as z from "../validation/zod.ts";
 
 /**
@@ -34,11 +34,8 @@ const source = z.preprocess(
   z.optional(z.string("must be a customer token or card id").check(z.maxLength(100))),
 );
 
-/** Coupons are not offered: a coupon is refused rather than ignored (it would change the price). */
-const coupon = z.preprocess(
-  notGiven,
-  z.optional(z.undefined({ error: "coupons are not supported: leave coupon_id out or null" })),
-);
+/** A coupon to apply as a discount (`POST /subscriptions/{id}/discounts` with `coupon_id`). */
+const coupon = id(COUPON_ID_PATTERN, "a coupon id");
 
 export const createSubscriptionInput = z.object({
   customer_id: z.string({
@@ -72,5 +69,61 @@ export const cancelSubscriptionInput = z.object({
   cancellation_reason: z.preprocess(notGiven, text(255)),
 });
 
+/** When a change is billed: read from the body or, for `DELETE`, the query (`readTiming`). */
+export const prorationDate = z.preprocess(notGiven, timestamp);
+
+/** A quantity of an add-on: at least 1 (removing one is `DELETE`). */
+export const MAX_QUANTITY = 100_000;
+const quantity = z.preprocess(
+  notGiven,
+  z.optional(
+    integerField.check(
+      z.refine((value) => value >= 1, "must be at least 1 (delete the add-on to remove it)"),
+      z.refine((value) => value <= MAX_QUANTITY, `must be at most ${MAX_QUANTITY}`),
+    ),
+  ),
+);
+
+const addonFields = {
+  plan_id: id(PLAN_ID_PATTERN, "a plan id"),
+  /** `recurring`, the only kind: billed with each renewal. */
+  type: z.preprocess(
+    notGiven,
+    z.optional(z.literal("recurring", { error: 'must be "recurring" (billed with each renewal)' })),
+  ),
+  name: terms.name,
+  amount: optionalAmount,
+  quantity,
+  metadata,
+};
+
+export const createAddonInput = z.object(addonFields);
+
+export const updateAddonInput = z.object({
+  ...addonFields,
+  /** Added to the stored quantity (negative takes away): safe when changes race. */
+  increment_quantity_by: z.preprocess(
+    notGiven,
+    z.optional(
+      integerField.check(
+        z.refine(
+          (value) => Math.abs(value) <= MAX_QUANTITY,
+          `must be between -${MAX_QUANTITY} and ${MAX_QUANTITY}`,
+        ),
+      ),
+    ),
+  ),
+});
+
+export const createDiscountInput = z.object({
+  coupon_id: coupon,
+  name: z.preprocess(notGiven, text(PLAN_NAME_LENGTH)),
+  amount: optionalAmount,
+  expires_at: z.preprocess(notGiven, timestamp),
+  metadata,
+});
+
+export type AddonFields = z.output<typeof updateAddonInput>;
+export type DiscountFields = z.output<typeof createDiscountInput>;
 export type CreateSubscriptionFields = z.output<typeof createSubscriptionInput>;
 export type UpdateSubscriptionFields = z.output<typeof updateSubscriptionInput>;

@@ -1,19 +1,23 @@
 import { usableCard } from "../cards/service.ts";
 import { nowIn } from "../clock.ts";
 import { config } from "../config.ts";
+import type { Coupon } from "../coupons/coupon.ts";
+import { redeemableCoupon } from "../coupons/service.ts";
+import { getCustomer } from "../customers/service.ts";
 import { findCustomer } from "../customers/store.ts";
 import { keys } from "../db/keys.ts";
 import { type PageRequest, pageOfList } from "../db/listing.ts";
-import { type TransactItem, transactWrite } from "../db/transactions.ts";
+import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
 import { eventWrites } from "../events/event.ts";
 import type { Caller } from "../http/auth.ts";
-import { ApiError, busy, conflict, invalidField, notFound, validationFailed } from "../http/errors.ts";
+import { ApiError, conflict, invalidField, notFound, validationFailed } from "../http/errors.ts";
 import { readFlag } from "../http/flags.ts";
 import type { Input } from "../http/input.ts";
 import { isId, newId } from "../ids.ts";
-import { amountProblemIn } from "../money.ts";
+import { amountProblemIn, toMinorUnits } from "../money.ts";
 import { logger } from "../observability/logger.ts";
-import { findTokenItem } from "../payments/store.ts";
+import { findTokenItem, transactionsByIds } from "../payments/store.ts";
+import { presentTransaction } from "../payments/transaction.ts";
 import { intervalsAfter, parseInterval } from "../plans/interval.ts";
 import { livePlan } from "../plans/service.ts";
 import { dunningDelaysDays } from "../projects/environment.ts";
@@ -28,6 +32,10 @@ import {
   scheduleNextCharge,
   scheduleTrialNotice,
 } from "./billing.ts";
+import { type BillingAnswer, concurrentChange, readTiming, subscriptionOf } from "./billing-change.ts";
+import { readyForChange, upcomingCharge, withProration } from "./changes.ts";
+import type { Proration } from "./charges.ts";
+import { discountFromCoupon, redemptionWrites, withDiscount } from "./discounts.ts";
 import {
   type CreateSubscriptionFields,
   cancelSubscriptionInput,
@@ -38,15 +46,15 @@ import {
 import {
   commitSubscriptionChange,
   customerSubscriptions,
-  findSubscription,
   listSubscriptions,
   subscriptionInserts,
   subscriptionReplace,
-  type VersionedSubscription,
+  subscriptionTransactionIds,
 } from "./store.ts";
 import {
   canceled,
   chargedTerms,
+  currentPeriod,
   newSubscription,
   type PresentedSubscription,
   presentSubscription,
@@ -61,9 +69,6 @@ import {
 
 /** The furthest a trial or a cancellation may be set, ahead of now. */
 const MAX_AHEAD_DAYS = 2 * 366;
-
-const concurrentChange = (id: string) =>
-  busy("request.subscription.concurrent-update", `Subscription ${id} is being changed by another request.`);
 
 function inFuture(field: string, at: string | undefined | null, now: Date): Date | null {
   if (at === undefined || at === null) return null;
@@ -151,13 +156,15 @@ export async function createSubscription(
   }
   if (!fields.source)
     throw invalidField("source", "is required: a customer token or a card", "missing-source");
+  const coupon = fields.coupon_id ? await redeemableCoupon(caller, fields.coupon_id, now) : undefined;
   const trialEnd =
     inFuture("trial_end_at", fields.trial_end_at, now) ??
     (trialPeriod ? intervalsAfter(now, parseInterval(trialPeriod), 1) : null);
   const cancelAt = inFuture("cancel_at", fields.cancel_at, now);
 
   const id = newId("subscription");
-  const build = (tokenId: string) => ({
+  const discount = coupon ? discountFromCoupon(coupon, terms, {}, now) : undefined;
+  const build = (tokenId: string): Subscription => ({
     ...newSubscription(
       {
         projectId: caller.projectId,
@@ -176,10 +183,12 @@ export async function createSubscription(
       now,
     ),
     id,
+    ...(discount ? { discounts: [discount] } : {}),
   });
   const writes = (subscription: Subscription) => {
     const presented = presentSubscription(subscription, now);
     return [
+      ...redemptionWrites(coupon, now),
       ...subscriptionInserts(subscription),
       ...eventWrites(
         caller.projectId,
@@ -200,24 +209,43 @@ export async function createSubscription(
   await scheduleCancellation(caller, planned);
   if (trialEnd) await scheduleNextCharge(caller, planned);
 
-  let created: Subscription;
-  if (isId("card", fields.source)) {
-    let made: Subscription | undefined;
-    const commitWith = (token: { id: string }) => {
-      made = build(token.id);
-      return writes(made);
-    };
-    await createToken(caller, customer.id, { source: fields.source }, commitWith, undefined, {
-      customer,
-      card,
-    });
-    created = made as Subscription;
-  } else {
-    created = build(fields.source);
-    await transactWrite([...writes(created), await tokenCheck(caller, customer.id, fields.source)]);
-  }
+  const source = fields.source;
+  const created = await withCouponRefusal(caller, coupon, async () => {
+    if (isId("card", source)) {
+      let made: Subscription | undefined;
+      const commitWith = (token: { id: string }) => {
+        made = build(token.id);
+        return writes(made);
+      };
+      await createToken(caller, customer.id, { source }, commitWith, undefined, { customer, card });
+      return made as Subscription;
+    }
+    const made = build(source);
+    await transactWrite([...writes(made), await tokenCheck(caller, customer.id, source)]);
+    return made;
+  });
   if (!trialEnd) await chargeNow(caller, created);
   return presentSubscription(created, now);
+}
+
+/**
+ * Runs the write that redeems `coupon` (with the change that applies it): when it fails on a
+ * condition and the coupon can no longer be redeemed (used up, expired or ended meanwhile), that
+ * is the answer; any other failure is.
+ */
+async function withCouponRefusal<T>(
+  caller: Caller,
+  coupon: Coupon | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (coupon && failedConditions(error)?.length) {
+      await redeemableCoupon(caller, coupon.id, nowIn(caller.environment));
+    }
+    throw error;
+  }
 }
 
 /** Charges the subscription's due iteration now (its scheduled job covers a failure here). */
@@ -233,14 +261,34 @@ async function chargeNow(caller: Caller, subscription: Subscription): Promise<vo
   }
 }
 
-async function subscriptionOf(caller: Caller, id: string): Promise<VersionedSubscription> {
-  const found = isId("subscription", id) ? await findSubscription(caller.projectId, id) : undefined;
-  if (!found) throw notFound("subscription", id);
-  return found;
-}
-
 export async function getSubscription(caller: Caller, id: string): Promise<PresentedSubscription> {
   return presentSubscription((await subscriptionOf(caller, id)).subscription, nowIn(caller.environment));
+}
+
+/** `GET /subscriptions/{id}/customers`: the subscription's customer. */
+export async function customerOfSubscription(caller: Caller, id: string) {
+  const { subscription } = await subscriptionOf(caller, id);
+  return getCustomer(caller, subscription.customer_id);
+}
+
+/**
+ * `GET /subscriptions/{id}/transactions`: the transactions of its renewals (one per attempt that
+ * reached a payment), oldest first by default like every list, a page at a time.
+ */
+export async function pageOfSubscriptionTransactions(caller: Caller, id: string, page: PageRequest) {
+  const [found, ids] = await Promise.all([
+    subscriptionOf(caller, id),
+    isId("subscription", id) ? subscriptionTransactionIds(caller.projectId, id) : Promise.resolve([]),
+  ]);
+  const result = pageOfList(
+    ids.map((transactionId) => ({ id: transactionId })),
+    page,
+  );
+  const records = await transactionsByIds(
+    found.subscription.project_id,
+    result.items.map((item) => item.id),
+  );
+  return { ...result, items: records.map(presentTransaction) };
 }
 
 export async function pageOfSubscriptions(caller: Caller, page: PageRequest) {
@@ -261,20 +309,27 @@ export async function pageOfCustomerSubscriptions(caller: Caller, customerId: st
 }
 
 /**
- * `PUT /subscriptions/{id}`: a new source (a card becomes a customer token), plan or terms (from the
- * next iteration on), metadata, URLs, or a cancellation date. A new source given while an iteration
- * is past due retries it at once.
+ * `PUT /subscriptions/{id}`: a new source (a card becomes a customer token), plan or terms, metadata,
+ * URLs, a cancellation date, or a coupon (`coupon_id`, a discount from the next renewal on). New
+ * terms apply from the next renewal on; with `prorate` (and the same interval) they apply now, and
+ * the difference over the rest of the current period (from `proration_date`) is charged or credited
+ * with the next renewal. `preview` answers what the change would bill and changes nothing. A new
+ * source given while an iteration is past due retries it at once.
  */
 export async function changeSubscription(
   caller: Caller,
   id: string,
-  input: unknown,
-): Promise<PresentedSubscription> {
-  const fields: UpdateSubscriptionFields = parseInput(updateSubscriptionInput, input);
+  input: { query: Input; body: Input },
+): Promise<{ subscription: PresentedSubscription } & Partial<BillingAnswer>> {
+  const fields: UpdateSubscriptionFields = parseInput(updateSubscriptionInput, input.body);
+  const timing = readTiming(input);
   const now = nowIn(caller.environment);
+  const coupon = fields.coupon_id ? await redeemableCoupon(caller, fields.coupon_id, now) : undefined;
   const current = await subscriptionOf(caller, id);
-  const before = current.subscription;
-  if (before.canceled) throw conflict("request.subscription.canceled", `Subscription ${id} is canceled.`);
+  if (current.subscription.canceled)
+    throw conflict("request.subscription.canceled", `Subscription ${id} is canceled.`);
+  // A change after the due time leaves the due iteration's charge as it was due.
+  const before = readyForChange(current.subscription, now);
   const changesTerms = [fields.plan_id, fields.name, fields.amount, fields.currency, fields.interval].some(
     (value) => value !== undefined,
   );
@@ -293,50 +348,94 @@ export async function changeSubscription(
       "cannot change: cancel and create another subscription in another currency",
     );
   }
+  const prorated = nextTerms !== null && timing.prorate && currentPeriod(before) !== null;
+  if (prorated && nextTerms.interval !== before.interval) {
+    throw invalidField(
+      "prorate",
+      "cannot prorate a change of interval: the new interval starts with the next renewal (send prorate=false)",
+    );
+  }
   const cancelAt =
     fields.cancel_at === undefined
       ? before.cancel_at
       : (inFuture("cancel_at", fields.cancel_at, now)?.toISOString() ?? null);
 
-  const change = (tokenId: string): Subscription => ({
-    ...before,
-    token_id: tokenId,
-    next_terms: nextTerms ?? before.next_terms,
-    plan_id: fields.plan_id ?? before.plan_id,
-    cancel_at: cancelAt,
-    metadata: fields.metadata ?? before.metadata,
-    return_url: fields.return_url !== undefined ? fields.return_url : before.return_url,
-    cancel_url: fields.cancel_url !== undefined ? fields.cancel_url : before.cancel_url,
-    updated_at: now.toISOString(),
-  });
+  let proration: Proration | null = null;
+  const change = (tokenId: string): Subscription => {
+    let next: Subscription = {
+      ...before,
+      token_id: tokenId,
+      next_terms: nextTerms ?? before.next_terms,
+      plan_id: fields.plan_id ?? before.plan_id,
+      cancel_at: cancelAt,
+      metadata: fields.metadata ?? before.metadata,
+      return_url: fields.return_url !== undefined ? fields.return_url : before.return_url,
+      cancel_url: fields.cancel_url !== undefined ? fields.cancel_url : before.cancel_url,
+      updated_at: now.toISOString(),
+    };
+    if (prorated) {
+      // The new terms from now on: what the rest of the period is worth more (or less).
+      const perPeriod =
+        toMinorUnits(nextTerms.amount, before.currency) - toMinorUnits(before.amount, before.currency);
+      const made = withProration(
+        { ...next, ...nextTerms, next_terms: null },
+        { perPeriod, name: `${before.name} → ${nextTerms.name}`, addonId: null },
+        timing,
+        now,
+      );
+      next = made.subscription;
+      proration = made.proration;
+    }
+    if (coupon) next = withDiscount(next, discountFromCoupon(coupon, next, {}, now));
+    return next;
+  };
+  if (timing.preview) {
+    const next = change(fields.source ?? before.token_id);
+    return {
+      subscription: presentSubscription(next, now),
+      preview: true,
+      proration,
+      upcoming_charge: upcomingCharge(next, now),
+    };
+  }
   const writes = (next: Subscription) => [
     subscriptionReplace(current, next),
     ...eventWrites(
       caller.projectId,
-      [{ name: "subscription.updated", data: { subscription: presentSubscription(next, now) } }],
+      [
+        {
+          name: "subscription.updated",
+          data: { subscription: presentSubscription(next, now), ...(proration ? { proration } : {}) },
+        },
+      ],
       now,
     ),
+    ...redemptionWrites(coupon, now),
   ];
 
-  let changed: Subscription;
   const source = fields.source;
-  if (source !== undefined && isId("card", source)) {
-    let made: Subscription | undefined;
-    await createToken(caller, before.customer_id, { source }, (token) => {
-      made = change(token.id);
-      return writes(made);
-    });
-    changed = made as Subscription;
-  } else {
-    changed = change(source ?? before.token_id);
+  const done = await withCouponRefusal(caller, coupon, async () => {
+    if (source !== undefined && isId("card", source)) {
+      let made: Subscription | undefined;
+      await createToken(caller, before.customer_id, { source }, (token) => {
+        made = change(token.id);
+        return writes(made);
+      });
+      return made as Subscription;
+    }
+    const made = change(source ?? before.token_id);
     const checks = source !== undefined ? [await tokenCheck(caller, before.customer_id, source)] : [];
-    if ((await commitSubscriptionChange([...writes(changed), ...checks])) === "changed")
+    if ((await commitSubscriptionChange([...writes(made), ...checks])) === "changed")
       throw concurrentChange(id);
-  }
-  if (changed.cancel_at !== before.cancel_at) await scheduleCancellation(caller, changed);
+    return made;
+  });
+  if (done.cancel_at !== before.cancel_at) await scheduleCancellation(caller, done);
   // A new way to pay during dunning: the past-due iteration is tried again now.
-  if (source !== undefined && changed.dunning !== null) await chargeNow(caller, changed);
-  return getSubscription(caller, id);
+  if (source !== undefined && done.dunning !== null) await chargeNow(caller, done);
+  const answer = await getSubscription(caller, id);
+  return prorated || coupon
+    ? { subscription: answer, preview: false, proration, upcoming_charge: upcomingCharge(done, now) }
+    : { subscription: answer };
 }
 
 function definedTerms(fields: UpdateSubscriptionFields): Partial<Terms> {

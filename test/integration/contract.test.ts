@@ -415,6 +415,54 @@ describe("the contract against live answers", () => {
     await ok("POST /sandbox/clock", "/sandbox/clock", {
       body: { advance_to: new Date(Date.parse(clock.now) + 60_000).toISOString() },
     });
+    // A subscription's add-ons and discounts, its customer and transactions.
+    const subscriptionPath = `/subscriptions/${subscription.id}`;
+    await ok("POST /subscriptions/{subscription_id}/addons", `${subscriptionPath}/addons`, {
+      body: { name: "Seat", amount: "2.00", quantity: 2, prorate: true, preview: true },
+    });
+    const { addon } = await ok("POST /subscriptions/{subscription_id}/addons", `${subscriptionPath}/addons`, {
+      body: { plan_id: "gold", quantity: 1, metadata: { seat: "1" } },
+    });
+    await ok("GET /subscriptions/{subscription_id}/addons", `${subscriptionPath}/addons`);
+    await ok(
+      "GET /subscriptions/{subscription_id}/addons/{addon_id}",
+      `${subscriptionPath}/addons/${addon.id}`,
+    );
+    await ok(
+      "PUT /subscriptions/{subscription_id}/addons/{addon_id}",
+      `${subscriptionPath}/addons/${addon.id}`,
+      {
+        body: { quantity: 1, increment_quantity_by: 2 },
+      },
+    );
+    await ok(
+      "DELETE /subscriptions/{subscription_id}/addons/{addon_id}",
+      `${subscriptionPath}/addons/${addon.id}?prorate=False&preview=None`,
+    );
+    const { discount } = await ok(
+      "POST /subscriptions/{subscription_id}/discounts",
+      `${subscriptionPath}/discounts`,
+      {
+        body: { coupon_id: "WELCOME" },
+      },
+    );
+    await ok("POST /subscriptions/{subscription_id}/discounts", `${subscriptionPath}/discounts`, {
+      body: { name: "Goodwill", amount: "1.00", expires_at: "2099-01-01T00:00:00Z" },
+    });
+    await ok("GET /subscriptions/{subscription_id}/discounts", `${subscriptionPath}/discounts`);
+    await ok(
+      "GET /subscriptions/{subscription_id}/discounts/{discount_id}",
+      `${subscriptionPath}/discounts/${discount.id}`,
+    );
+    await ok(
+      "DELETE /subscriptions/{subscription_id}/discounts/{discount_id}",
+      `${subscriptionPath}/discounts/${discount.id}`,
+    );
+    await ok("PUT /subscriptions/{subscription_id}", subscriptionPath, {
+      body: { plan_id: "gold", prorate: true, preview: true },
+    });
+    await ok("GET /subscriptions/{subscription_id}/customers", `${subscriptionPath}/customers`);
+    await ok("GET /subscriptions/{subscription_id}/transactions", `${subscriptionPath}/transactions`);
     await ok(
       "DELETE /subscriptions/{subscription_id}",
       `/subscriptions/${subscription.id}?cancel_at_end=true`,

@@ -417,7 +417,7 @@ describe("subscription rules", () => {
     [{ source: undefined }, "source"],
     [{ trial_end_at: "2001-01-01T00:00:00Z" }, "trial_end_at"],
     [{ cancel_at: "yesterday" }, "cancel_at"],
-    [{ coupon_id: "SAVE10" }, "coupon_id"],
+    [{ coupon_id: "no such coupon" }, "coupon_id"],
     [{ metadata: { k: "x".repeat(501) } }, "metadata.k"],
   ])("refuses %j with a 400 naming %s", async (change, field) => {
     const env = await environment();
