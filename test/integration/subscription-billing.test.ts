@@ -312,6 +312,36 @@ describe("a change racing its renewal", () => {
   });
 });
 
+describe("a change at the same time as its renewal", () => {
+  it("charges the renewal as it was due whichever commits first, three times over", async () => {
+    for (let round = 0; round < 3; round++) {
+      const env = await environment();
+      const sub = await subscribe(env);
+      await advanceTo(env, "2027-01-02T00:00:00.000Z");
+      await advanceWithRenewalDelayed(env, "2027-02-01T12:00:00.000Z");
+      // The renewal's job (run by the clock's advance) and a change, both at its due time.
+      const [advanced, made] = await Promise.all([
+        env.client.post("/sandbox/clock", { advance_to: "2027-02-01T12:00:00.000Z" }),
+        env.client.post(`/subscriptions/${sub.id}/addons`, {
+          name: "Seat",
+          amount: "28.00",
+          prorate: true,
+          proration_date: "2027-02-15T00:00:00.000Z",
+        }),
+      ]);
+      expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+      expect(made.status, JSON.stringify(made.body)).toBe(200);
+      expect(made.body.proration).toMatchObject({ amount: "14.00" });
+      await advanceTo(env, "2027-03-01T00:00:01.000Z");
+      expect((await renewals(env, sub.id)).map((renewal: { amount: string }) => renewal.amount)).toEqual([
+        "30.00",
+        "30.00",
+        "72.00",
+      ]);
+    }
+  });
+});
+
 describe("a plan changed mid-period", () => {
   it("from the next renewal without prorate; at once with prorate, the difference charged with the next renewal", async () => {
     const env = await environment();
