@@ -4,8 +4,8 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../lib/local/paths.ts";
 import { appleCertificateFor } from "../support/applepay.ts";
-import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
 import { startSftpServer, type TestSftpServer } from "../support/sftp-server.ts";
+import { clientLibrary, read, STYLES, type Style } from "./client-library.ts";
 import { api, type Client, type RunningStack, startStack } from "./harness.ts";
 
 /**
@@ -25,48 +25,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-type Style = "node" | "python" | "php" | "ruby";
-const STYLES: Style[] = ["node", "python", "php", "ruby"];
-// biome-ignore lint/suspicious/noExplicitAny: answers are asserted on, not typed (as in the harness)
-type Json = any;
-
-/** A client library's request: its body keys (null when unset but Node's), its query options, its headers. */
-function library(style: Style, credentials: { project_id: string; private_key: string }) {
-  const headers = {
-    authorization: basicAuthorization(credentials.project_id, credentials.private_key),
-    "user-agent": `processout-${style}/1.0`,
-    "api-version": "1.4.0.0",
-    accept: style === "php" ? "*/*" : "application/json",
-  };
-  const bodyOf = (known: readonly string[], given: Record<string, unknown>) =>
-    style === "node" ? given : { ...Object.fromEntries(known.map((key) => [key, null])), ...given };
-  const listingQuery =
-    style === "python"
-      ? "?expand=None&filter=None&limit=None&end_before=None&start_after=None"
-      : style === "php"
-        ? "?filter=&limit=&end_before=&start_after="
-        : "";
-  const send = async (method: string, target: string, body?: Record<string, unknown> | "") => {
-    const answer = await sendRaw(stack.url, {
-      method,
-      target,
-      headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: body === "" ? "" : JSON.stringify(body) }),
-    });
-    return { status: answer.status, body: (answer.text ? JSON.parse(answer.text) : undefined) as Json };
-  };
-  return {
-    style,
-    get: (path: string) => send("GET", path),
-    list: (path: string) => send("GET", `${path}${listingQuery}`),
-    post: (path: string, known: readonly string[], given: Record<string, unknown>) =>
-      send("POST", path, bodyOf(known, given)),
-    put: (path: string, known: readonly string[], given: Record<string, unknown>) =>
-      send("PUT", path, bodyOf(known, given)),
-    del: (path: string) => send("DELETE", path, style === "php" ? {} : undefined),
-    postEmpty: (path: string) => send("POST", path, style === "node" ? undefined : ""),
-  };
-}
+/** A client library's requests to this file's stack. */
+const library = (style: Style, credentials: { project_id: string; private_key: string }) =>
+  clientLibrary(stack.url, style, credentials);
 
 /** Waits (up to 30 s) for `probe` to find what the local stack's background work makes. */
 async function eventually<T>(probe: () => Promise<T | undefined>): Promise<T> {
@@ -91,14 +52,6 @@ async function createProjectOnStack(name: string) {
     project_id: string;
     private_key: string;
   };
-}
-
-/** The answer succeeded, with the key the clients read. */
-function read(answer: { status: number; body: Json }, key?: string) {
-  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-  expect(answer.body.success).toBe(true);
-  if (key) expect(answer.body).toHaveProperty(key);
-  return key ? answer.body[key] : answer.body;
 }
 
 const PRODUCT_KEYS = ["name", "amount", "currency", "metadata", "return_url", "cancel_url"] as const;
