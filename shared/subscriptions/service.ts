@@ -273,7 +273,7 @@ export async function customerOfSubscription(caller: Caller, id: string) {
 
 /**
  * `GET /subscriptions/{id}/transactions`: the transactions of its renewals (one per attempt that
- * reached a payment), oldest first by default like every list, a page at a time.
+ * reached a payment), newest first by default like every list, a page at a time.
  */
 export async function pageOfSubscriptionTransactions(caller: Caller, id: string, page: PageRequest) {
   const [found, ids] = await Promise.all([

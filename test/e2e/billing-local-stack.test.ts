@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceSteps, LEAP_YEAR } from "../support/calendar.ts";
 import { type Receiver, startReceiver } from "../support/webhooks.ts";
 import { clientLibrary, type Json, read } from "./client-library.ts";
 import { api, type Client, type RunningStack, startStack } from "./harness.ts";
@@ -53,6 +54,9 @@ const ADDON_KEYS = [
 ] as const;
 const ADDON_UPDATE_KEYS = [...ADDON_KEYS, "increment_quantity_by"] as const;
 const DISCOUNT_KEYS = ["coupon_id", "name", "amount", "expires_at", "metadata"] as const;
+
+/** A date of the clock scenario's calendar: `Y` is the first leap year after today's. */
+const on = (text: string) => text.replace(/^Y/, String(LEAP_YEAR));
 
 async function clockNow(client: Client): Promise<number> {
   return Date.parse((await client.get("/sandbox/clock")).body.clock.now);
@@ -336,9 +340,10 @@ describe("a subscription billed on the local stack's sandbox clock", () => {
         for (const job of (await advanceTo(billing, at)).jobs)
           if (job.kind === "subscription") renewalJobs.push(job);
       };
-      // A known calendar (ahead of the real date, as an advance must be): January 2028 has 31 days,
-      // February 29 (a leap year).
-      await advance("2028-01-01T00:00:00.000Z");
+      // A known calendar (ahead of the real date, as an advance must be): the first leap year after
+      // today's (`test/support/calendar.ts`), whose January has 31 days and February 29.
+      const now = new Date((await billing.get("/sandbox/clock")).body.clock.now);
+      for (const step of advanceSteps(now, new Date(on("Y-01-01T00:00:00.000Z")))) await advance(step);
       for (const plan of [
         { id: "basic", name: "Basic", amount: "30.00" },
         { id: "pro", name: "Pro", amount: "60.00" },
@@ -355,33 +360,33 @@ describe("a subscription billed on the local stack's sandbox clock", () => {
       expect(coupon.status, JSON.stringify(coupon.body)).toBe(200);
 
       // Two seats from January 11: 2 × 10.00 for 21 of January's 31 days = 13.548… → 13.55.
-      await advance("2028-01-11T00:00:00.000Z");
+      await advance(on("Y-01-11T00:00:00.000Z"));
       const addon = await billing.post(`/subscriptions/${sub.id}/addons`, {
         name: "Seat",
         amount: "10.00",
         quantity: 2,
         prorate: true,
-        proration_date: "2028-01-11T00:00:00.000Z",
+        proration_date: on("Y-01-11T00:00:00.000Z"),
       });
       expect(addon.status, JSON.stringify(addon.body)).toBe(200);
-      expect(addon.body.proration).toMatchObject({ amount: "13.55", from: "2028-01-11T00:00:00.000Z" });
+      expect(addon.body.proration).toMatchObject({ amount: "13.55", from: on("Y-01-11T00:00:00.000Z") });
 
       // Renewal 2 runs on the way (February 1). Upgraded on February 15: 60.00 − 30.00 for 15 of
       // February's 29 days = 15.517… (less the 0.0016… carried from the first proration) → 15.52.
-      await advance("2028-02-15T00:00:00.000Z");
+      await advance(on("Y-02-15T00:00:00.000Z"));
       const upgrade = await billing.put(`/subscriptions/${sub.id}`, {
         plan_id: "pro",
         prorate: true,
-        proration_date: "2028-02-15T00:00:00.000Z",
+        proration_date: on("Y-02-15T00:00:00.000Z"),
       });
       expect(upgrade.status, JSON.stringify(upgrade.body)).toBe(200);
       expect(upgrade.body).toMatchObject({
         subscription: { plan_id: "pro", amount: "60.00" },
-        proration: { amount: "15.52", from: "2028-02-15T00:00:00.000Z" },
+        proration: { amount: "15.52", from: on("Y-02-15T00:00:00.000Z") },
       });
 
       // Renewals 3, 4 and 5 (March, April, May 1).
-      await advance("2028-05-01T00:01:00.000Z");
+      await advance(on("Y-05-01T00:01:00.000Z"));
 
       const plan = (name: string, amount: string) => ({ type: "plan", name, amount, quantity: 1 });
       const seats = { type: "addon", name: "Seat", amount: "10.00", quantity: 2 };
@@ -432,7 +437,9 @@ describe("a subscription billed on the local stack's sandbox clock", () => {
       ).toEqual(invoices.map((invoice: Json) => [invoice.id, "completed", invoice.amount]));
       expect((await billing.get(`/subscriptions/${sub.id}`)).body.subscription).toMatchObject({
         iterations: 5,
-        current_period_start: expect.stringMatching(/^2028-05-01T00:00:\d{2}\.\d{3}Z$/),
+        current_period_start: expect.stringMatching(
+          new RegExp(`^${LEAP_YEAR}-05-01T00:00:\\d{2}\\.\\d{3}Z$`),
+        ),
         credit_balance: "0.00",
       });
       // The clock ran renewals 2 to 5, each once (the first was charged with the creation).

@@ -3,16 +3,18 @@ import { describe, expect, it, vi } from "vitest";
 import { dynamo } from "../../shared/db/client.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { advanceSteps, COMMON_YEAR, LEAP_YEAR } from "../support/calendar.ts";
 import { recordedEvents } from "../support/events.ts";
 
 /**
  * Issue 22: add-ons, discounts and proration on a subscription, on the sandbox clock. Each test has
  * an environment of its own (its own clock), moved to a known calendar first, so every amount here
- * is computed by hand from the calendar: January has 31 days, February 2028 29.
+ * is computed by hand from the calendar: January has 31 days, February 28 (29 in the leap-year
+ * test). Dates are written in the first such year after today's (`test/support/calendar.ts`).
  */
 const local = useInProcessApi("Subscription billing test");
 
-/** A timestamp within the second `second` (`2027-01-01T00:00:00`). */
+/** A timestamp within the second `second` (`Y-01-01T00:00:00`). */
 const at = (second: string) => expect.stringMatching(new RegExp(`^${second}\\.\\d{3}Z$`));
 
 interface Environment {
@@ -20,10 +22,14 @@ interface Environment {
   scope: string;
 }
 
-async function environment(startAt = "2027-01-01T00:00:00.000Z"): Promise<Environment> {
+/** A date of the test's calendar: `Y` is the first year after today's with a 28-day February. */
+const on = (text: string) => text.replace(/^Y/, String(COMMON_YEAR));
+
+async function environment(startAt = on("Y-01-01T00:00:00.000Z")): Promise<Environment> {
   const project = await createProject("Subscription billing");
   const env = { client: api(local.url, project.sandbox), scope: project.sandbox.project_id };
-  await advanceTo(env, startAt);
+  const now = new Date((await env.client.get("/sandbox/clock")).body.clock.now);
+  for (const step of advanceSteps(now, new Date(startAt))) await advanceTo(env, step);
   return env;
 }
 
@@ -107,17 +113,17 @@ describe("add-ons with proration", () => {
     const sub = await subscribe(env);
     // The clock runs on between requests: times are to the second.
     expect(await subscription(env, sub.id)).toMatchObject({
-      current_period_start: at("2027-01-01T00:00:00"),
-      current_period_end: at("2027-02-01T00:00:00"),
+      current_period_start: at(on("Y-01-01T00:00:00")),
+      current_period_end: at(on("Y-02-01T00:00:00")),
       credit_balance: "0.00",
     });
-    await advanceTo(env, "2027-01-11T00:00:00.000Z");
+    await advanceTo(env, on("Y-01-11T00:00:00.000Z"));
     const addon = {
       name: "Seat",
       amount: "10.00",
       quantity: 2,
       prorate: true,
-      proration_date: "2027-01-11T00:00:00.000Z",
+      proration_date: on("Y-01-11T00:00:00.000Z"),
     };
 
     // 2 × 10.00 for 21 of January's 31 days: 20.00 × 21 / 31 = 13.548… → 13.55.
@@ -126,8 +132,8 @@ describe("add-ons with proration", () => {
     expect(preview.body).toMatchObject({
       preview: true,
       addon: { name: "Seat", amount: "10.00", quantity: 2, subscription_id: sub.id },
-      proration: { amount: "13.55", from: "2027-01-11T00:00:00.000Z", to: at("2027-02-01T00:00:00") },
-      upcoming_charge: { iteration: 2, amount: "63.55", due_at: at("2027-02-01T00:00:00") },
+      proration: { amount: "13.55", from: on("Y-01-11T00:00:00.000Z"), to: at(on("Y-02-01T00:00:00")) },
+      upcoming_charge: { iteration: 2, amount: "63.55", due_at: at(on("Y-02-01T00:00:00")) },
     });
     expect((await env.client.get(`/subscriptions/${sub.id}/addons`)).body.addons).toEqual([]);
 
@@ -144,7 +150,7 @@ describe("add-ons with proration", () => {
       total_count: 1,
     });
 
-    await advanceTo(env, "2027-02-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-02-01T00:00:01.000Z"));
     expect(await renewals(env, sub.id)).toEqual([
       { iteration: 1, amount: "30.00", lines: ["plan Team 30.00×1"] },
       {
@@ -153,8 +159,8 @@ describe("add-ons with proration", () => {
         lines: ["plan Team 30.00×1", "addon Seat 10.00×2", "proration Seat × 2 added: 21 of 31 days 13.55×1"],
       },
     ]);
-    // February 2027 has 28 days: the next renewal bills plan and add-on alone.
-    await advanceTo(env, "2027-03-01T00:00:01.000Z");
+    // February has 28 days: the next renewal bills plan and add-on alone.
+    await advanceTo(env, on("Y-03-01T00:00:01.000Z"));
     expect((await renewals(env, sub.id)).map((renewal: { amount: string }) => renewal.amount)).toEqual([
       "30.00",
       "63.55",
@@ -169,15 +175,15 @@ describe("add-ons with proration", () => {
       await env.client.post(`/subscriptions/${sub.id}/addons`, { name: "Storage", amount: "62.00" })
     ).body.addon;
     // Not prorated: billed from the next renewal on.
-    await advanceTo(env, "2027-02-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-02-01T00:00:01.000Z"));
     // Removed halfway through February (14 of 28 days): 62.00 × 14 / 28 = 31.00 back.
-    await advanceTo(env, "2027-02-15T00:00:00.000Z");
+    await advanceTo(env, on("Y-02-15T00:00:00.000Z"));
     const removed = await env.client.del(`/subscriptions/${sub.id}/addons/${addon.id}?prorate=true`);
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);
     expect(removed.body.proration).toMatchObject({ amount: "-31.00" });
     expect(removed.body.upcoming_charge).toMatchObject({ amount: "0.00", credit_left: "26.00" });
 
-    await advanceTo(env, "2027-05-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-05-01T00:00:01.000Z"));
     // March: 5.00 − 31.00 → nothing, 26.00 left; April: 5.00 − 26.00 → nothing, 21.00 left; …
     expect((await renewals(env, sub.id)).map((renewal: { amount: string }) => renewal.amount)).toEqual([
       "5.00",
@@ -208,7 +214,7 @@ describe("add-ons with proration", () => {
     const sub = await subscribe(env);
     const addon = (await env.client.post(`/subscriptions/${sub.id}/addons`, { name: "Seat", amount: "1.00" }))
       .body.addon;
-    await advanceTo(env, "2027-01-20T00:00:00.000Z");
+    await advanceTo(env, on("Y-01-20T00:00:00.000Z"));
     const answers = await Promise.all(
       Array.from({ length: 8 }, () =>
         env.client.put(`/subscriptions/${sub.id}/addons/${addon.id}`, {
@@ -226,7 +232,7 @@ describe("add-ons with proration", () => {
       0,
     );
     expect(total).toBe(310);
-    await advanceTo(env, "2027-02-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-02-01T00:00:01.000Z"));
     // 30.00 + 9 × 1.00 + 3.10.
     expect((await renewals(env, sub.id))[1]).toMatchObject({ amount: "42.10" });
   });
@@ -289,21 +295,21 @@ describe("a change racing its renewal", () => {
   it("leaves the renewal due as it was due: the change after its due time is prorated into the next one", async () => {
     const env = await environment();
     const sub = await subscribe(env);
-    await advanceTo(env, "2027-01-02T00:00:00.000Z");
+    await advanceTo(env, on("Y-01-02T00:00:00.000Z"));
     // The renewal's job has not run yet at its due time (a late scheduler) when the change comes.
-    await advanceWithRenewalDelayed(env, "2027-02-01T12:00:00.000Z");
-    expect((await env.client.get("/sandbox/clock")).body.clock.now).toEqual(at("2027-02-01T00:00:00"));
+    await advanceWithRenewalDelayed(env, on("Y-02-01T12:00:00.000Z"));
+    expect((await env.client.get("/sandbox/clock")).body.clock.now).toEqual(at(on("Y-02-01T00:00:00")));
     const made = await env.client.post(`/subscriptions/${sub.id}/addons`, {
       name: "Seat",
       amount: "28.00",
       prorate: true,
-      proration_date: "2027-02-15T00:00:00.000Z",
+      proration_date: on("Y-02-15T00:00:00.000Z"),
     });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     // February's renewal was due without it; its proration (14 of 28 days) goes with March's.
-    expect(made.body.proration).toMatchObject({ amount: "14.00", from: "2027-02-15T00:00:00.000Z" });
+    expect(made.body.proration).toMatchObject({ amount: "14.00", from: on("Y-02-15T00:00:00.000Z") });
     expect(made.body.upcoming_charge).toMatchObject({ iteration: 3, amount: "72.00" });
-    await advanceTo(env, "2027-03-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-03-01T00:00:01.000Z"));
     expect((await renewals(env, sub.id)).map((renewal: { amount: string }) => renewal.amount)).toEqual([
       "30.00",
       "30.00",
@@ -317,22 +323,22 @@ describe("a change at the same time as its renewal", () => {
     for (let round = 0; round < 3; round++) {
       const env = await environment();
       const sub = await subscribe(env);
-      await advanceTo(env, "2027-01-02T00:00:00.000Z");
-      await advanceWithRenewalDelayed(env, "2027-02-01T12:00:00.000Z");
+      await advanceTo(env, on("Y-01-02T00:00:00.000Z"));
+      await advanceWithRenewalDelayed(env, on("Y-02-01T12:00:00.000Z"));
       // The renewal's job (run by the clock's advance) and a change, both at its due time.
       const [advanced, made] = await Promise.all([
-        env.client.post("/sandbox/clock", { advance_to: "2027-02-01T12:00:00.000Z" }),
+        env.client.post("/sandbox/clock", { advance_to: on("Y-02-01T12:00:00.000Z") }),
         env.client.post(`/subscriptions/${sub.id}/addons`, {
           name: "Seat",
           amount: "28.00",
           prorate: true,
-          proration_date: "2027-02-15T00:00:00.000Z",
+          proration_date: on("Y-02-15T00:00:00.000Z"),
         }),
       ]);
       expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
       expect(made.status, JSON.stringify(made.body)).toBe(200);
       expect(made.body.proration).toMatchObject({ amount: "14.00" });
-      await advanceTo(env, "2027-03-01T00:00:01.000Z");
+      await advanceTo(env, on("Y-03-01T00:00:01.000Z"));
       expect((await renewals(env, sub.id)).map((renewal: { amount: string }) => renewal.amount)).toEqual([
         "30.00",
         "30.00",
@@ -360,7 +366,7 @@ describe("a plan changed mid-period", () => {
       currency: "EUR",
       interval: "1y",
     });
-    await advanceTo(env, "2027-01-21T00:00:00.000Z");
+    await advanceTo(env, on("Y-01-21T00:00:00.000Z"));
     const interval = await env.client.put(`/subscriptions/${sub.id}`, {
       plan_id: "pro-yearly",
       prorate: true,
@@ -386,7 +392,7 @@ describe("a plan changed mid-period", () => {
       subscription: { amount: "61.00", next_terms: null },
       proration: { amount: "11.00" },
     });
-    await advanceTo(env, "2027-02-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-02-01T00:00:01.000Z"));
     expect((await renewals(env, sub.id))[1]).toEqual({
       iteration: 2,
       amount: "72.00",
@@ -409,7 +415,7 @@ describe("discounts", () => {
     const fixed = await env.client.post(`/subscriptions/${sub.id}/discounts`, {
       name: "Goodwill",
       amount: "3.00",
-      expires_at: "2027-03-15T00:00:00.000Z",
+      expires_at: on("Y-03-15T00:00:00.000Z"),
     });
     expect(fixed.status, JSON.stringify(fixed.body)).toBe(200);
     const coupon = await env.client.post(`/subscriptions/${sub.id}/discounts`, { coupon_id: "SPRING20" });
@@ -428,7 +434,7 @@ describe("discounts", () => {
     expect(unknown).toMatchObject({ status: 404, body: { error_type: "resource.coupon.not-found" } });
     expect((await env.client.get(`/subscriptions/${sub.id}/discounts`)).body.total_count).toBe(2);
 
-    await advanceTo(env, "2027-05-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-05-01T00:00:01.000Z"));
     // 50.00 − 20 % (10.00) − 3.00 = 37.00 in February and March; April: the coupon used up and the
     // goodwill expired (due after March 15): 50.00.
     const all = await renewals(env, sub.id);
@@ -463,7 +469,7 @@ describe("discounts", () => {
     for (const refused of answers.filter((answer) => answer.status === 400))
       expect(refused.body).toMatchObject({ error_type: "request.coupon.exhausted" });
     expect((await env.client.get("/coupons/BIG")).body.coupon.redeemed_number).toBe(3);
-    await advanceTo(env, "2027-02-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-02-01T00:00:01.000Z"));
     const discounted = subs.filter((_, index) => answers[index]?.status === 200);
     for (const sub of discounted) {
       // 30.00 − 80.00: nothing charged, and a discount is not a credit: nothing carried.
@@ -477,7 +483,7 @@ describe("a subscription's customer and transactions", () => {
   it("answers the customer, and the transactions of its renewals naming it", async () => {
     const env = await environment();
     const sub = await subscribe(env);
-    await advanceTo(env, "2027-03-01T00:00:01.000Z");
+    await advanceTo(env, on("Y-03-01T00:00:01.000Z"));
     const customer = await env.client.get(`/subscriptions/${sub.id}/customers`);
     expect(customer.body.customer.id).toBe(sub.customer_id);
     const transactions = await env.client.get(`/subscriptions/${sub.id}/transactions?order=asc&limit=2`);
@@ -498,9 +504,10 @@ describe("a subscription's customer and transactions", () => {
 
 describe("leap years", () => {
   it("prorates over February's 29 days in a leap year", async () => {
-    const env = await environment("2028-02-01T00:00:00.000Z");
+    const leap = (text: string) => text.replace(/^Y/, String(LEAP_YEAR));
+    const env = await environment(leap("Y-02-01T00:00:00.000Z"));
     const sub = await subscribe(env, { amount: "29.00" });
-    await advanceTo(env, "2028-02-20T00:00:00.000Z");
+    await advanceTo(env, leap("Y-02-20T00:00:00.000Z"));
     // 29.00 × 10 / 29 = 10.00 exactly: the period is 29 days long.
     const made = await env.client.post(`/subscriptions/${sub.id}/addons`, {
       name: "Seat",
