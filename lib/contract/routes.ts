@@ -602,7 +602,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "Give a subscription a discount",
     description:
       "From a coupon (`coupon_id`, one redemption counted) or ad hoc (`amount`, `name`, `expires_at`). Percentages apply first, then amounts, each in the order added, never below zero.",
-    body: createDiscountInput,
+    body: z.extend(createDiscountInput, { preview: timingFields.preview }),
     answer: success({ discount: discountSchema, ...billingAnswerShape }),
     example: { coupon_id: "SPRING20" },
   },

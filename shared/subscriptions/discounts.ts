@@ -6,10 +6,11 @@ import { type PageRequest, pageOfList } from "../db/listing.ts";
 import { failedConditions, type TransactItem } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
 import { ApiError, conflict, invalidField, notFound, validationFailed } from "../http/errors.ts";
+import type { Input } from "../http/input.ts";
 import { isId, newId } from "../ids.ts";
 import { amountProblemIn, isZeroAmount } from "../money.ts";
 import { parseInput } from "../validation/parse.ts";
-import { applyBillingChange, subscriptionOf } from "./billing-change.ts";
+import { applyBillingChange, readTiming, subscriptionOf } from "./billing-change.ts";
 import { MAX_DISCOUNTS } from "./changes.ts";
 import type { Discount } from "./charges.ts";
 import { createDiscountInput, type DiscountFields } from "./schema.ts";
@@ -113,9 +114,17 @@ export async function refusalOf(caller: Caller, couponId: string, error: unknown
   return error;
 }
 
-/** `POST /subscriptions/{id}/discounts` */
-export async function createDiscount(caller: Caller, subscriptionId: string, body: unknown) {
-  const fields = parseInput(createDiscountInput, body);
+/**
+ * `POST /subscriptions/{id}/discounts`; `preview=true` answers the discount and the upcoming charge
+ * with it, and neither makes it nor redeems the coupon.
+ */
+export async function createDiscount(
+  caller: Caller,
+  subscriptionId: string,
+  input: { query: Input; body: Input },
+) {
+  const fields = parseInput(createDiscountInput, input.body);
+  const { preview } = readTiming(input);
   const { subscription: before } = await subscriptionOf(caller, subscriptionId);
   if (!fields.coupon_id && (fields.amount === undefined || fields.amount === null)) {
     throw validationFailed("missing-amount", [
@@ -130,7 +139,7 @@ export async function createDiscount(caller: Caller, subscriptionId: string, bod
     caller,
     subscriptionId,
     {
-      preview: false,
+      preview,
       event: "subscription.discount.created",
       refusal: (error, at) => refusalOf(caller, fields.coupon_id ?? "", error, at),
     },

@@ -418,6 +418,13 @@ describe("discounts", () => {
       expires_at: on("Y-03-15T00:00:00.000Z"),
     });
     expect(fixed.status, JSON.stringify(fixed.body)).toBe(200);
+    // A preview redeems nothing and makes nothing, and says what the next renewal would be.
+    const preview = await env.client.post(`/subscriptions/${sub.id}/discounts`, {
+      coupon_id: "SPRING20",
+      preview: true,
+    });
+    expect(preview.body).toMatchObject({ preview: true, upcoming_charge: { amount: "37.00" } });
+    expect((await env.client.get("/coupons/SPRING20")).body.coupon.redeemed_number).toBe(0);
     const coupon = await env.client.post(`/subscriptions/${sub.id}/discounts`, { coupon_id: "SPRING20" });
     expect(coupon.body.discount).toMatchObject({
       coupon_id: "SPRING20",
