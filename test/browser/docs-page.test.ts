@@ -45,7 +45,23 @@ describe.skipIf(!chromiumPath)("the API reference page", () => {
       paths: Record<string, object>;
     };
     const operations = Object.values(document.paths).flatMap((path) => Object.keys(path)).length;
-    expect(await page.locator(".opblock").count()).toBe(operations);
+    // Swagger UI renders a large document's operations as they scroll into view (and drops those
+    // scrolled past): every one must have been shown on the way down the page.
+    const shown = new Set<string>();
+    for (let step = 0; step < 400; step++) {
+      for (const id of await page
+        .locator(".opblock")
+        .evaluateAll((blocks) => blocks.map((block) => block.id)))
+        shown.add(id);
+      const atBottom = await page.evaluate(() => {
+        window.scrollBy(0, window.innerHeight / 2);
+        return window.innerHeight + window.scrollY >= document.body.scrollHeight - 1;
+      });
+      if (atBottom && shown.size >= operations) break;
+      await page.waitForTimeout(50);
+    }
+    expect(shown.size).toBe(operations);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await expect(page.locator(".info .title").textContent()).resolves.toContain("Payment API");
 
     await mkdir(ARTEFACTS, { recursive: true });
