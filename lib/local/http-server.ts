@@ -114,13 +114,20 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
     const event = toEvent(request, { rawPath, rawQueryString, body, match, requestId });
 
     let result: unknown;
-    const trips = noRoundTrips();
     try {
       const handle = await loadHandler(match.handler);
-      result = await measuringRoundTrips(trips, () =>
-        invoke(handle, event, lambdaContext(match.handler, HANDLER_TIMEOUT_MS), HANDLER_TIMEOUT_MS),
-      );
-      options.roundTrips?.(match.routeKey, trips);
+      const run = () =>
+        invoke(handle, event, lambdaContext(match.handler, HANDLER_TIMEOUT_MS), HANDLER_TIMEOUT_MS);
+      // Counting a request's round trips follows its promises (an AsyncLocalStorage, whose hooks
+      // every promise of the process then pays): only when someone reads the count.
+      const record = options.roundTrips;
+      if (record) {
+        const trips = noRoundTrips();
+        result = await measuringRoundTrips(trips, run);
+        record(match.routeKey, trips);
+      } else {
+        result = await run();
+      }
     } catch (error) {
       errorLog(`Handler ${match.handler} failed on ${match.routeKey} (request ${requestId})`, error);
       const timedOut = error instanceof HandlerTimeout;

@@ -73,26 +73,43 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
 }
 
+/**
+ * What stays the same across a function's invocations, as in one Lambda container: its name, ARN
+ * and log stream. Made once per handler (a request's own part is its id and its deadline).
+ */
+const functionIdentities = new Map<string, Omit<Context, "awsRequestId" | "getRemainingTimeInMillis">>();
+
+function functionIdentity(handler: string) {
+  let identity = functionIdentities.get(handler);
+  if (!identity) {
+    const functionName = `payment-api-local-${functionId(handler)}`;
+    const region = process.env.AWS_REGION ?? "us-east-1";
+    const day = new Date().toISOString().slice(0, 10).replaceAll("-", "/");
+    const unset = () => {
+      throw new Error("replaced for each invocation");
+    };
+    identity = {
+      functionName,
+      functionVersion: "$LATEST",
+      memoryLimitInMB: MEMORY_LIMIT_MB,
+      invokedFunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
+      logGroupName: `/aws/lambda/${functionName}`,
+      logStreamName: `${day}/[$LATEST]${randomBytes(16).toString("hex")}`,
+      callbackWaitsForEmptyEventLoop: true,
+      done: unset,
+      fail: unset,
+      succeed: unset,
+    };
+    functionIdentities.set(handler, identity);
+  }
+  return identity;
+}
+
 export function lambdaContext(handler: string, timeoutMs: number): Context {
-  const functionName = `payment-api-local-${functionId(handler)}`;
   const deadline = Date.now() + timeoutMs;
-  const region = process.env.AWS_REGION ?? "us-east-1";
-  const day = new Date().toISOString().slice(0, 10).replaceAll("-", "/");
-  const unset = () => {
-    throw new Error("replaced for each invocation");
-  };
   return {
+    ...functionIdentity(handler),
     awsRequestId: randomUUID(),
-    functionName,
-    functionVersion: "$LATEST",
-    memoryLimitInMB: MEMORY_LIMIT_MB,
-    invokedFunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT_ID}:function:${functionName}`,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString("hex")}`,
-    callbackWaitsForEmptyEventLoop: true,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: unset,
-    fail: unset,
-    succeed: unset,
   };
 }
