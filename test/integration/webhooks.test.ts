@@ -70,6 +70,17 @@ const history = async (client: Client, eventId: string) => {
   };
 };
 
+/**
+ * The history once the worker has recorded how each of `count` deliveries ended: a receiver
+ * sees the request before the worker writes its outcome, so what it saw is not yet the record.
+ */
+const settledHistory = (client: Client, eventId: string, count = 1) =>
+  eventually(
+    () => history(client, eventId),
+    ({ deliveries }) =>
+      deliveries.length === count && deliveries.every((delivery) => delivery.status !== "pending"),
+  );
+
 const eventIdsOf = (target: Receiver) => target.requests.map((request) => JSON.parse(request.body).event_id);
 
 /** Lets stray duplicates (the kind these tests rule out) arrive before counting. */
@@ -142,7 +153,7 @@ describe("webhook delivery", () => {
       ).toBe(true);
     }
     for (const event of paymentEvents) {
-      const { webhooks, deliveries } = await history(client, event.id);
+      const { webhooks, deliveries } = await settledHistory(client, event.id, 2);
       expect(deliveries.map((delivery) => [delivery.destination, delivery.status]).sort()).toEqual([
         ["invoice", "delivered"],
         ["project", "delivered"],
@@ -170,7 +181,7 @@ describe("webhook delivery", () => {
     expect(eventIdsOf(hooks)).toEqual([eventId, eventId, eventId]);
     expect(requested).toEqual(RETRY_DELAYS_SECONDS.slice(0, 2));
 
-    const { webhooks, deliveries } = await history(client, eventId);
+    const { webhooks, deliveries } = await settledHistory(client, eventId);
     expect(webhooks.map((webhook) => [webhook.attempt, webhook.response_code, webhook.status])).toEqual([
       [1, 500, "failed"],
       [2, 500, "failed"],
@@ -216,7 +227,7 @@ describe("webhook delivery", () => {
     // Every delay of the schedule, then "visible now" so that the next receive dead-letters it.
     expect(requested).toEqual([...RETRY_DELAYS_SECONDS, 0]);
 
-    const { webhooks, deliveries } = await history(client, eventId);
+    const { webhooks, deliveries } = await settledHistory(client, eventId);
     expect(webhooks).toHaveLength(MAX_ATTEMPTS);
     expect(webhooks.every((webhook) => webhook.status === "failed" && webhook.response_code === 503)).toBe(
       true,
@@ -260,7 +271,7 @@ describe("webhook delivery", () => {
       expect.stringMatching(/^Stream consumer webhooks\/fan-out failed records; reading again from \d+$/),
     ]);
     expect(eventIdsOf(hooks)).toEqual([eventId]);
-    const { deliveries, webhooks } = await history(client, eventId);
+    const { deliveries, webhooks } = await settledHistory(client, eventId);
     expect(deliveries).toEqual([expect.objectContaining({ status: "delivered", attempts: 1 })]);
     expect(webhooks).toHaveLength(1);
   });
@@ -315,7 +326,7 @@ describe("webhook delivery", () => {
     await hooks.waitFor(2);
     await settle();
     expect(eventIdsOf(hooks)).toEqual([eventId, eventId]);
-    const { deliveries } = await history(client, eventId);
+    const { deliveries } = await settledHistory(client, eventId, 2);
     expect(deliveries.map((delivery) => [delivery.round, delivery.status]).sort()).toEqual(
       [
         ["initial", "delivered"],
