@@ -27,6 +27,7 @@ import {
   isHandlerTimeout,
   JSON_HEADERS,
   type Reply,
+  storedReplyJson,
   toResult,
 } from "./reply.ts";
 
@@ -378,5 +379,5 @@ async function replayed(answer: StoredResponse, state: State): Promise<Result> {
 }
 
 function stored(reply: Reply) {
-  return { statusCode: reply.status, body: JSON.stringify({ success: true, ...reply.body }) };
+  return { statusCode: reply.status, body: storedReplyJson(reply) };
 }

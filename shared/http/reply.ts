@@ -85,8 +85,18 @@ export function toResult(reply: Answer, requestId: string): APIGatewayProxyStruc
   return {
     statusCode: reply.status,
     headers: { ...JSON_HEADERS, "x-request-id": requestId },
-    body: JSON.stringify({ success: true, ...reply.body }),
+    body: storedJson.get(reply.body) ?? JSON.stringify({ success: true, ...reply.body }),
   };
+}
+
+/** Answers already serialized to be stored for their `Idempotency-Key`: sent as the same bytes. */
+const storedJson = new WeakMap<Reply["body"], string>();
+
+/** A JSON answer's body as it is stored for its `Idempotency-Key`, and then sent (serialized once). */
+export function storedReplyJson(reply: Reply): string {
+  const json = JSON.stringify({ success: true, ...reply.body });
+  storedJson.set(reply.body, json);
+  return json;
 }
 
 /** The body of an error answer. Nothing internal leaves the service: unknown faults become InternalError. */
