@@ -54,6 +54,8 @@ export interface LocalStackOptions {
   accessLog?: boolean;
   /** The DynamoDB round trips each request made on its own path (the benchmark's figures). */
   roundTrips?: LocalApiOptions["roundTrips"];
+  /** With `roundTrips`: requests are metered only while this answers true (default: always). */
+  meteringRoundTrips?: LocalApiOptions["meteringRoundTrips"];
   /**
    * DynamoDB Local died while the stack was running: the stack has stopped itself.
    * Default: the error is logged with `console.error`.
@@ -123,6 +125,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ready,
       ...(options.accessLog ? { accessLog: log } : {}),
       ...(options.roundTrips ? { roundTrips: options.roundTrips } : {}),
+      ...(options.meteringRoundTrips ? { meteringRoundTrips: options.meteringRoundTrips } : {}),
     });
     const port = await listenOrExplain(server, options.port ?? DEFAULT_PORT);
     const url = `http://localhost:${port}`;
