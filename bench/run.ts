@@ -9,7 +9,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack } from "../lib/local/start.ts";
-import { type Figures, formatTable, measure } from "./stats.ts";
+import { merchantClient } from "./client.ts";
+import { handlerAlone } from "./handler-alone.ts";
+import { type Figures, formatTable, measure, measureSideBySide } from "./stats.ts";
 import { benchWebhooks } from "./webhooks.ts";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
@@ -17,8 +19,13 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const WARMUP = 50;
 
 const dataDir = await mkdtemp(join(tmpdir(), "payment-api-bench-"));
-/** The round trips the requests of the row being measured made on their own path. */
+/** The round trips the metered requests (a row's warm-up) made on their own path. */
 const onPath = { requests: 0, calls: 0, sequential: 0, provider: 0 };
+/**
+ * Counting a request's round trips follows its promises through an AsyncLocalStorage, whose hooks
+ * every promise of the process then pays: a row's warm-up requests are counted, its timed ones not.
+ */
+let metering = true;
 const stack = await startLocalStack({
   port: 0,
   dataDir,
@@ -29,6 +36,7 @@ const stack = await startLocalStack({
     onPath.sequential += trips.sequential;
     onPath.provider += trips.providerCalls;
   },
+  meteringRoundTrips: () => metering,
 });
 // Imported after the stack set the environment the shared code reads at import.
 const { dynamo, dynamoCallCount } = await import("../shared/db/client.ts");
@@ -36,35 +44,54 @@ const { GetCommand, PutCommand, TransactWriteCommand } = await import("@aws-sdk/
 const { ulid } = await import("ulid");
 
 const { project_id, private_key } = stack.credentials.sandbox;
+/** A merchant's server: JSON over kept-alive HTTP connections, as `bench/load.ts` calls too. */
+const call = merchantClient(stack.url, project_id, private_key);
 const authorization = `Basic ${Buffer.from(`${project_id}:${private_key}`).toString("base64")}`;
-
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<Record<string, unknown>> {
-  const response = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization, "content-type": "application/json", ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 interface Row {
   name: string;
   figures: Figures;
   /** Per request: commands sent on the request's path, how many of them it waited for in turn, and the background's. */
   trips?: { calls: number; sequential: number; provider: number; background: number };
-  baseline?: string;
-  ratio?: number;
-  /** A create's p50 against the raw transaction of the same items: what the API adds to its design's floor. */
-  framework?: number;
 }
 const rows: Row[] = [];
+
+interface SideBySideRow {
+  group: string;
+  name: string;
+  figures: Figures;
+  /** Against the group's raw call: p50 and requests per second. */
+  vsRaw?: { p50: number; rps: number };
+}
+const sideBySideRows: SideBySideRow[] = [];
+
+/**
+ * Operations measured side by side (`measureSideBySide`), each warmed up first; the one marked
+ * `baseline` is the raw DynamoDB call the others are set against.
+ */
+async function sideBySide(
+  group: string,
+  entries: Array<{ name: string; operation: (i: number) => Promise<unknown>; baseline?: boolean }>,
+) {
+  metering = false;
+  for (const { operation } of entries) for (let i = 0; i < WARMUP; i++) await operation(i);
+  const figures = await measureSideBySide(
+    REQUESTS,
+    CONCURRENCY,
+    entries.map((entry) => entry.operation),
+  );
+  metering = true;
+  const baseline = figures[entries.findIndex((entry) => entry.baseline)] as Figures;
+  entries.forEach((entry, index) => {
+    const own = figures[index] as Figures;
+    sideBySideRows.push({
+      group,
+      name: entry.name,
+      figures: own,
+      ...(entry.baseline ? {} : { vsRaw: { p50: own.p50 / baseline.p50, rps: own.rps / baseline.rps } }),
+    });
+  });
+}
 let renewalRow:
   | {
       renewals: number;
@@ -79,27 +106,33 @@ let renewalRow:
 
 /**
  * Measures an operation and counts the DynamoDB round trips it makes per request: on the request's
- * own path (what the caller waits for), and in the background (stream fan-out, queue workers)
- * while the row runs.
+ * own path (what the caller waits for; counted over the warm-up, which runs metered), and in the
+ * background (stream fan-out, queue workers) over the warm-up and the timed requests.
  */
 async function bench(name: string, operation: (i: number) => Promise<unknown>): Promise<Figures> {
-  for (let i = 0; i < WARMUP; i++) await operation(i);
   const callsBefore = dynamoCallCount();
   Object.assign(onPath, { requests: 0, calls: 0, sequential: 0, provider: 0 });
+  metering = true;
+  for (let i = 0; i < WARMUP; i++) await operation(i);
+  metering = false;
   const figures = await measure(REQUESTS, CONCURRENCY, async (i) => {
     await operation(i);
   });
+  metering = true;
   const allCalls = dynamoCallCount() - callsBefore;
+  const metered = onPath.requests;
   rows.push({
     name,
     figures,
-    ...(onPath.requests > 0
+    ...(metered > 0
       ? {
           trips: {
-            calls: onPath.calls / onPath.requests,
-            sequential: onPath.sequential / onPath.requests,
-            provider: onPath.provider / onPath.requests,
-            background: (allCalls - onPath.calls - onPath.provider) / REQUESTS,
+            calls: onPath.calls / metered,
+            sequential: onPath.sequential / metered,
+            provider: onPath.provider / metered,
+            background:
+              (allCalls - ((onPath.calls + onPath.provider) / metered) * (WARMUP + REQUESTS)) /
+              (WARMUP + REQUESTS),
           },
         }
       : {}),
@@ -149,12 +182,16 @@ const invoiceBody = {
   tax: { amount: "21.65", rate: "20" },
 };
 
-/** The items of the one DynamoDB transaction `request` sends (as JSON, to be sent again). */
-async function transactionOf(request: () => Promise<unknown>): Promise<string> {
+/**
+ * The input of the first DynamoDB command named `name` that `request` sends (as JSON, to be sent
+ * again), of those whose input mentions `naming` if given.
+ */
+async function commandOf(name: string, request: () => Promise<unknown>, naming = ""): Promise<string> {
   const send = dynamo.send.bind(dynamo);
-  let items: unknown;
-  dynamo.send = ((command: { input: { TransactItems?: unknown } }) => {
-    items ??= command.input.TransactItems;
+  let input: unknown;
+  dynamo.send = ((command: { constructor: { name: string }; input: unknown }) => {
+    if (command.constructor.name === name && JSON.stringify(command.input).includes(naming))
+      input ??= command.input;
     return send(command as never);
   }) as typeof dynamo.send;
   try {
@@ -162,8 +199,8 @@ async function transactionOf(request: () => Promise<unknown>): Promise<string> {
   } finally {
     dynamo.send = send;
   }
-  if (!items) throw new Error("The request sent no DynamoDB transaction");
-  return JSON.stringify(items);
+  if (!input) throw new Error(`The request sent no ${name}`);
+  return JSON.stringify(input);
 }
 
 /** Captured items with every ULID in them (ids, keys) replaced by a fresh one, so each write is new. */
@@ -178,66 +215,85 @@ function underFreshIds(items: string): never[] {
 }
 
 try {
-  // Raw DynamoDB Local from this process: the floor under every API figure.
   const tableName = stack.tableName;
-  const rawItem = (i: number) => ({ pk: `bench#${i}`, sk: "resource", type: "bench", ...customerBody });
-  const rawPut = await bench("DynamoDB Local PutItem (raw)", (i) =>
-    dynamo.send(new PutCommand({ TableName: tableName, Item: rawItem(i) })),
-  );
-  // The very items a create writes, in one transaction (the resource with its index keys, its
-  // count, its event in the outbox, the events' count): those of one POST /customers, taken from
-  // the wire and sent again under fresh ids.
-  const createItems = await transactionOf(() => call("POST", "/customers", customerBody));
-  const rawTransact = await bench("DynamoDB Local TransactWriteItems (raw, a create's 4 items)", () =>
-    dynamo.send(new TransactWriteCommand({ TransactItems: underFreshIds(createItems) })),
-  );
-  Object.assign(rows.at(-1) as Row, { baseline: "PutItem", ratio: rawTransact.p50 / rawPut.p50 });
-  const rawGet = await bench("DynamoDB Local GetItem (raw)", (i) =>
-    dynamo.send(
-      new GetCommand({
-        TableName: tableName,
-        Key: { pk: `bench#${i % 100}`, sk: "resource" },
-        ConsistentRead: true,
-      }),
-    ),
-  );
-
-  const postCustomers = await bench("POST /customers", () => call("POST", "/customers", customerBody));
-  Object.assign(rows.at(-1) as Row, {
-    baseline: "PutItem",
-    ratio: postCustomers.p50 / rawPut.p50,
-    framework: postCustomers.p50 / rawTransact.p50,
-  });
-
-  await bench("POST /customers (Idempotency-Key)", (i) =>
-    call("POST", "/customers", customerBody, { "idempotency-key": `bench-${i}-${Date.now()}` }),
-  );
-
   const ids: string[] = [];
   for (let i = 0; i < 100; i++) {
     ids.push(((await call("POST", "/customers", customerBody)).customer as { id: string }).id);
   }
-  const getCustomer = await bench("GET /customers/{id}", (i) =>
-    call("GET", `/customers/${ids[i % ids.length]}`),
+
+  // What the API adds to the DynamoDB calls it needs, side by side in rotating turns (below): the
+  // raw calls from this process, the route's Lambda handler alone (the API Gateway event in,
+  // in-process: what a deployed function adds), and the request through the local API over HTTP.
+  // A create's raw transaction is the very items one POST /customers writes (the resource with its
+  // index keys, its count, its event in the outbox, the events' count), taken from the wire and sent
+  // again under fresh ids; a read's raw GetItem is the very one GET /customers/{id} sends, for each
+  // of the same 100 customers.
+  const createInput = await commandOf("TransactWriteCommand", () => call("POST", "/customers", customerBody));
+  const createItems = JSON.stringify(JSON.parse(createInput).TransactItems);
+  const customerGets: string[] = [];
+  for (const id of ids) {
+    customerGets.push(await commandOf("GetCommand", () => call("GET", `/customers/${id}`), id));
+  }
+  const rawItem = (i: number) => ({ pk: `bench#${i}`, sk: "resource", type: "bench", ...customerBody });
+  const readAlone = await handlerAlone((i) => ({
+    routeKey: "GET /customers/{customer_id}",
+    path: `/customers/${ids[i % ids.length]}`,
+    authorization,
+  }));
+  const createAlone = await handlerAlone({
+    routeKey: "POST /customers",
+    path: "/customers",
+    body: customerBody,
+    authorization,
+  });
+  await sideBySide("a create", [
+    {
+      name: "PutItem (raw, one item)",
+      operation: (i) => dynamo.send(new PutCommand({ TableName: tableName, Item: rawItem(i) })),
+    },
+    {
+      name: "TransactWriteItems (raw, a create's 4 items)",
+      operation: () => dynamo.send(new TransactWriteCommand({ TransactItems: underFreshIds(createItems) })),
+      baseline: true,
+    },
+    { name: "POST /customers: its Lambda handler alone", operation: createAlone },
+    {
+      name: "POST /customers through the local API",
+      operation: () => call("POST", "/customers", customerBody),
+    },
+  ]);
+  await sideBySide("a read", [
+    {
+      name: "GetItem (raw, a read's own)",
+      operation: (i) =>
+        dynamo.send(new GetCommand(JSON.parse(customerGets[i % customerGets.length] as string))),
+      baseline: true,
+    },
+    { name: "GET /customers/{id}: its Lambda handler alone", operation: readAlone },
+    {
+      name: "GET /customers/{id} through the local API",
+      operation: (i) => call("GET", `/customers/${ids[i % ids.length]}`),
+    },
+  ]);
+
+  await bench("POST /customers", () => call("POST", "/customers", customerBody));
+  await bench("POST /customers (Idempotency-Key)", (i) =>
+    call("POST", "/customers", customerBody, { "idempotency-key": `bench-${i}-${Date.now()}` }),
   );
-  Object.assign(rows.at(-1) as Row, { baseline: "GetItem", ratio: getCustomer.p50 / rawGet.p50 });
-
+  await bench("GET /customers/{id}", (i) => call("GET", `/customers/${ids[i % ids.length]}`));
   await bench("GET /customers?limit=10", () => call("GET", "/customers?limit=10"));
-
-  const postInvoices = await bench("POST /invoices (details, shipping)", () =>
+  await bench("POST /invoices (details, shipping)", () =>
     call("POST", "/invoices", { ...invoiceBody, customer_id: ids[0] }),
   );
-  Object.assign(rows.at(-1) as Row, { baseline: "PutItem", ratio: postInvoices.p50 / rawPut.p50 });
 
   const invoiceIds: string[] = [];
   for (let i = 0; i < 100; i++) {
     const created = await call("POST", "/invoices", { ...invoiceBody, customer_id: ids[i % ids.length] });
     invoiceIds.push((created.invoice as { id: string }).id);
   }
-  const getInvoice = await bench("GET /invoices/{id}?expand[]=customer", (i) =>
+  await bench("GET /invoices/{id}?expand[]=customer", (i) =>
     call("GET", `/invoices/${invoiceIds[i % invoiceIds.length]}?expand[]=customer`),
   );
-  Object.assign(rows.at(-1) as Row, { baseline: "GetItem", ratio: getInvoice.p50 / rawGet.p50 });
 
   // Payments: each request pays its own invoice, prepared beforehand (not measured).
   const card = (await call("POST", "/cards", { number: "4242424242424242", exp_month: 12, exp_year: 2099 }))
@@ -356,24 +412,32 @@ try {
     `\nLocal stack, ${REQUESTS} requests per row after ${WARMUP} warm-up, ${CONCURRENCY} in flight, Node ${process.version}\n`,
   );
   console.log(
-    "DynamoDB round trips per request: calls the request's own path sent, how many of them it waited\n" +
-      "for in turn (sequential; calls sent together count once), the sandbox provider's own calls (a real\n" +
-      "provider is an HTTP call instead), and the background's (stream fan-out, queue workers) per request.\n",
+    "What the API adds to the DynamoDB calls it needs: each group's rows measured side by side, in 8\n" +
+      "turns taken in rotation, so that the machine's drift weighs on each the same; each set against the\n" +
+      "raw call of its group (p50, and requests per second at the same concurrency).\n",
   );
   console.log(
     formatTable(
-      [
-        "operation",
-        "p50 ms",
-        "p99 ms",
-        "req/s",
-        "calls",
-        "sequential",
-        "provider",
-        "background",
-        "p50 vs raw",
-        "vs raw transaction",
-      ],
+      ["operation", "p50 ms", "p99 ms", "req/s", "p50 vs raw", "req/s vs raw"],
+      sideBySideRows.map((row) => [
+        `${row.group}: ${row.name}`,
+        row.figures.p50.toFixed(2),
+        row.figures.p99.toFixed(2),
+        row.figures.rps.toFixed(0),
+        row.vsRaw ? `${row.vsRaw.p50.toFixed(2)}x` : "",
+        row.vsRaw ? `${row.vsRaw.rps.toFixed(2)}x` : "",
+      ]),
+    ),
+  );
+  console.log(
+    "\nEach endpoint alone. DynamoDB round trips per request (counted over each row's metered warm-up; the\n" +
+      "timed requests run without the counter): calls the request's own path sent, how many of them it\n" +
+      "waited for in turn (sequential; calls sent together count once), the sandbox provider's own calls (a\n" +
+      "real provider is an HTTP call instead), and the background's (stream fan-out, queue workers).\n",
+  );
+  console.log(
+    formatTable(
+      ["operation", "p50 ms", "p99 ms", "req/s", "calls", "sequential", "provider", "background"],
       rows.map((row) => [
         row.name,
         row.figures.p50.toFixed(2),
@@ -383,8 +447,6 @@ try {
         row.trips?.sequential.toFixed(2) ?? "",
         row.trips?.provider.toFixed(2) ?? "",
         row.trips?.background.toFixed(2) ?? "",
-        row.ratio === undefined ? "" : `${row.ratio.toFixed(2)}x ${row.baseline}`,
-        row.framework === undefined ? "" : `${row.framework.toFixed(2)}x`,
       ]),
     ),
   );

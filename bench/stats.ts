@@ -55,3 +55,39 @@ export function formatTable(header: string[], body: string[][]): string {
       .trimEnd();
   return [line(header), line(widths.map((width) => "-".repeat(width))), ...body.map(line)].join("\n");
 }
+
+/**
+ * Measures several operations side by side: each runs `total` times with `concurrency` in flight,
+ * in `blocks` turns taken in rotation (A, B, C, A, B, C, …), so that what slows the machine down
+ * over the run (a busy neighbour, a table growing, background work catching up) weighs on each the
+ * same. Its requests per second count the time of its own turns.
+ */
+export async function measureSideBySide(
+  total: number,
+  concurrency: number,
+  operations: ReadonlyArray<(i: number) => Promise<unknown>>,
+  blocks = 8,
+): Promise<Figures[]> {
+  const runs = operations.map((operation) => ({ operation, samples: [] as number[], elapsedMs: 0, done: 0 }));
+  for (let block = 0; block < blocks; block++) {
+    const end = Math.round(((block + 1) * total) / blocks);
+    for (const run of runs) {
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (run.done < end) {
+            const i = run.done++;
+            const t0 = performance.now();
+            await run.operation(i);
+            run.samples.push(performance.now() - t0);
+          }
+        }),
+      );
+      run.elapsedMs += performance.now() - started;
+    }
+  }
+  return runs.map(({ samples, elapsedMs }) => {
+    samples.sort((a, b) => a - b);
+    return { p50: percentile(samples, 50), p99: percentile(samples, 99), rps: total / (elapsedMs / 1000) };
+  });
+}
