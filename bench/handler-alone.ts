@@ -29,8 +29,23 @@ export async function handlerAlone(
   const route = routes.find((candidate) => candidate.method === method && candidate.path === routePath);
   if (!route) throw new Error(`No route ${requestOf(0).routeKey} in lib/topology.ts`);
   const handle = await load(route.handler);
+  // API Gateway's share (making the event) stays out of the function's time as far as it can: the
+  // event of a request is made once and only its id and time are new on each call.
+  const events = new Map<string, APIGatewayProxyEventV2>();
+  let sequence = 0;
   return async (i) => {
-    const event = apiGatewayEvent(requestOf(i));
+    const own = requestOf(i);
+    const eventKey = `${own.path}\n${own.authorization}\n${JSON.stringify(own.body)}`;
+    let made = events.get(eventKey);
+    if (!made) {
+      made = apiGatewayEvent(own);
+      events.set(eventKey, made);
+    }
+    const now = Date.now();
+    const event = {
+      ...made,
+      requestContext: { ...made.requestContext, requestId: `bench-${sequence++}`, timeEpoch: now },
+    };
     const result = (await invoke(
       handle,
       event,

@@ -8,7 +8,12 @@ import {
 } from "node:http";
 import type { Duplex } from "node:stream";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
-import { measuringRoundTrips, noRoundTrips, type RoundTrips } from "../../shared/db/round-trips.ts";
+import {
+  measuringRoundTrips,
+  noRoundTrips,
+  type RoundTrips,
+  stopMeasuringRoundTrips,
+} from "../../shared/db/round-trips.ts";
 import { INPUT_LIMITS } from "../../shared/http/input.ts";
 import { cors, fallbackRoute, type RouteDeclaration, routes } from "../topology.ts";
 import { HandlerTimeout, handlerLoader, invoke, LOCAL_ACCOUNT_ID, lambdaContext } from "./lambda.ts";
@@ -128,6 +133,7 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
         result = await measuringRoundTrips(trips, run);
         record(match.routeKey, trips);
       } else {
+        if (record) stopMeasuringRoundTrips();
         result = await run();
       }
     } catch (error) {

@@ -22,6 +22,14 @@ export function measuringRoundTrips<T>(trips: RoundTrips, work: () => Promise<T>
   return meter.run(trips, work);
 }
 
+/**
+ * Stops following units of work until the next `measuringRoundTrips`: once one unit was measured,
+ * the AsyncLocalStorage's hooks stay on and every promise of the process pays them.
+ */
+export function stopMeasuringRoundTrips(): void {
+  meter.disable();
+}
+
 /** Called by the client for each command: counts it into the unit of work under way, if measured. */
 export async function countedRoundTrip<T>(send: () => Promise<T>): Promise<T> {
   const trips = meter.getStore();
