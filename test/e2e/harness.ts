@@ -228,7 +228,7 @@ export interface InProcessApi {
  */
 export function useInProcessApi(
   projectName: string,
-  options: Pick<LocalApiOptions, "roundTrips"> = {},
+  options: Pick<LocalApiOptions, "roundTrips" | "meteringRoundTrips"> = {},
 ): InProcessApi {
   let server: Server | undefined;
   let state: { url: string; project: ProjectCredentials; sandbox: Client; live: Client } | undefined;

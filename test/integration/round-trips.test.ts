@@ -3,15 +3,18 @@
  * in turn, counted by the local API for every request it serves. Calls sent together count once;
  * the sandbox provider's own records count as the provider call, apart from the API's.
  */
-import { describe, expect, it } from "vitest";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { describe, expect, it, vi } from "vitest";
 import type { RoundTrips } from "../../shared/db/round-trips.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
 
 const seen: { last?: { route: string; trips: RoundTrips } } = {};
+let metering = true;
 const local = useInProcessApi("Round trips test", {
   roundTrips: (route, trips) => {
     seen.last = { route, trips: { ...trips } };
   },
+  meteringRoundTrips: () => metering,
 });
 
 /** The round trips of one request, which must succeed. */
@@ -99,5 +102,26 @@ describe("DynamoDB round trips on a request's path", () => {
       }),
     );
     expect(subscribed.trips).toMatchObject({ calls: 5, sequential: 3 });
+  });
+});
+
+describe("the round-trip counter", () => {
+  it("counts a request only while metering is asked for, and turns its storage off meanwhile", async () => {
+    const client = local.sandbox;
+    const created = await tripsOf(() => client.post("/customers", { first_name: "Ada" }));
+    const id = (created.body.customer as { id: string }).id;
+    metering = false;
+    try {
+      seen.last = undefined;
+      // Once used, an AsyncLocalStorage's hooks stay on, paid by every promise, until it is disabled.
+      const disabled = vi.spyOn(AsyncLocalStorage.prototype, "disable");
+      expect((await client.get(`/customers/${id}`)).status).toBe(200);
+      expect(seen.last).toBeUndefined();
+      expect(disabled).toHaveBeenCalled();
+      disabled.mockRestore();
+    } finally {
+      metering = true;
+    }
+    expect((await tripsOf(() => client.get(`/customers/${id}`))).trips).toMatchObject({ sequential: 1 });
   });
 });
