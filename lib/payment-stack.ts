@@ -29,6 +29,7 @@ import { TABLE } from "../shared/db/table.ts";
 import { ApiFunction, type CardVaultKeys } from "./api-function.ts";
 import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
 import { buildExportFiles } from "./export-files.ts";
+import { type BuiltMonitoring, buildMonitoring } from "./monitoring.ts";
 import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
 import { groupRoutes, RouteStack, type RouteStackInputs } from "./route-stacks.ts";
 import { type BuiltScheduledJobs, buildScheduledJobs } from "./scheduling.ts";
@@ -92,6 +93,8 @@ export class PaymentStack extends Stack {
   readonly apiStage: HttpStage;
   /** Every alarm of the stage notifies this topic (and `alarmEmail`, when given). */
   readonly alarms: Topic;
+  /** The stage's dashboard, and the alarms on business figures and throttles (`lib/monitoring.ts`). */
+  readonly monitoring: BuiltMonitoring;
   /** Queues, stream consumers and queue workers of the topology (webhook fan-out and delivery). */
   readonly background: BuiltBackgroundWork;
   /** The schedule group, role, dead-letter queue and functions of the scheduled jobs (`auto_capture_at`). */
@@ -234,6 +237,19 @@ export class PaymentStack extends Stack {
 
     this.apiStage = this.buildStage(removalPolicy);
 
+    this.monitoring = buildMonitoring(this, {
+      stage,
+      table: this.table,
+      apiStage: this.apiStage,
+      functions,
+      concurrencyOf: [
+        ...topology.streamConsumers.map((consumer) => consumer.handler),
+        ...topology.queueWorkers.map((worker) => worker.handler),
+        ...Object.values(topology.scheduledJobs).map((job) => job.handler),
+        ...Object.values(topology.recurringJobs).map((job) => job.handler),
+      ],
+      otherAlarms: this.node.findAll().filter((construct): construct is Alarm => construct instanceof Alarm),
+    });
     this.alarms = this.notifyAlarms();
 
     new CfnOutput(this, "ApiUrl", { value: this.apiStage.url, description: "Base URL of the API" });
