@@ -40,6 +40,9 @@ export async function setup(project: TestProject) {
   delete env.AWS_SESSION_TOKEN;
   delete env.AWS_PROFILE;
   env.LOG_LEVEL ??= "WARN";
+  // The business metrics' EMF lines (one per request) stay off the test output; a test that reads
+  // them collects them (`sendMetricsTo`), as the local stack does.
+  env.POWERTOOLS_METRICS_DISABLED ??= "true";
   // The card vault's local key file, created by the first worker that seals a card.
   tempDir = mkdtempSync(join(tmpdir(), "payment-api-test-"));
   env.CARD_KEY_FILE = join(tempDir, "card-keys.json");
