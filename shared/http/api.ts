@@ -2,6 +2,7 @@ import middy, { type MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { IdempotencyKeyTaken, type TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
+import { flushMetrics, recordRequest } from "../observability/metrics.ts";
 import type { PublicKeyAccess } from "./access.ts";
 import { type AuthenticatedCaller, authenticate } from "./auth.ts";
 import { ApiError, BusyError, notFound } from "./errors.ts";
@@ -140,7 +141,7 @@ export function api(
 export function api(handle: (request: ApiRequest) => Promise<Answer>, options: ApiOptions = {}): Handler {
   const authMode = options.auth ?? (options.publicKey ? "public-key" : "private-key");
   const shown = answerShown(options.publicKey);
-  return middy<Event, Result, Error, ApiContext>()
+  const handler = middy<Event, Result, Error, ApiContext>()
     .use(errorAnswers())
     .use(authentication(authMode))
     .use(pathParameters(options.notFound))
@@ -155,6 +156,28 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
       if (!state.expandAnswer || !("body" in answer)) return toResult(answer, state.requestId);
       return toResult({ ...answer, body: await state.expandAnswer(answer.body) }, state.requestId);
     }) as unknown as Handler;
+  return measured(handler);
+}
+
+/**
+ * The request's metrics (`shared/observability/metrics.ts`), printed once it is answered: around the
+ * whole chain, so that every answer counts, those a middleware gives early (an `Idempotency-Key`
+ * replay, a malformed path parameter) and the error answers included. A throw that escaped every
+ * middleware counts as the 500 Lambda's caller sees.
+ */
+function measured(handler: Handler): Handler {
+  return async (event, context) => {
+    const started = performance.now();
+    let status = 500;
+    try {
+      const result = await handler(event, context);
+      status = result.statusCode ?? 200;
+      return result;
+    } finally {
+      recordRequest(event.routeKey || "$default", status, performance.now() - started);
+      flushMetrics();
+    }
+  };
 }
 
 /** What a caller is answered: the whole answer, or for the public key the part its access shows. */
