@@ -1,5 +1,6 @@
 import { type ConnectorContext, SANDBOX_REFUSED_KEY_PREFIX } from "./catalogue.ts";
 import type { PaymentConnector } from "./connector.ts";
+import { measuredConnector } from "./measured.ts";
 import { sandboxConnector, sandboxGateway } from "./sandbox/gateway.ts";
 import { tableLedger } from "./sandbox/ledger.ts";
 import { rehearsalOf } from "./sandbox/rehearsal.ts";
@@ -8,8 +9,17 @@ import { rehearsalOf } from "./sandbox/rehearsal.ts";
  * The connector of a gateway configuration, from its opened settings. A provider's connector module
  * is imported here on first use (`import()`), so that its code runs only in the functions that pay
  * through it, and a function that never pays carries none of it: only payment paths call this.
+ * Every call through it is measured (`measured.ts`).
  */
 export async function connectGateway(
+  gatewayName: string,
+  settings: Readonly<Record<string, string>>,
+  context: ConnectorContext,
+): Promise<PaymentConnector> {
+  return measuredConnector(await providerConnector(gatewayName, settings, context), context.configurationId);
+}
+
+async function providerConnector(
   gatewayName: string,
   settings: Readonly<Record<string, string>>,
   context: ConnectorContext,
