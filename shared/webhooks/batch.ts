@@ -7,6 +7,7 @@ import type {
   SQSRecord,
 } from "aws-lambda";
 import { logger } from "../observability/logger.ts";
+import { flushMetrics } from "../observability/metrics.ts";
 
 /**
  * Partial batch responses (`reportBatchItemFailures`) for the functions Lambda feeds in batches.
@@ -19,38 +20,47 @@ import { logger } from "../observability/logger.ts";
  *   after it are seen again (handlers are idempotent).
  *
  * A thrown error is logged with the record's identifier, never the record (it may carry data).
+ * The metrics the batch recorded are printed once, when it is done (`shared/observability/metrics.ts`).
  */
 export async function sqsBatch(
   event: SQSEvent,
   handle: (record: SQSRecord) => Promise<boolean>,
 ): Promise<SQSBatchResponse> {
-  const done = await Promise.all(
-    event.Records.map((record) => settle(handle(record), { message_id: record.messageId })),
-  );
-  return {
-    batchItemFailures: event.Records.filter((_, index) => !done[index]).map((record) => ({
-      itemIdentifier: record.messageId,
-    })),
-  };
+  try {
+    const done = await Promise.all(
+      event.Records.map((record) => settle(handle(record), { message_id: record.messageId })),
+    );
+    return {
+      batchItemFailures: event.Records.filter((_, index) => !done[index]).map((record) => ({
+        itemIdentifier: record.messageId,
+      })),
+    };
+  } finally {
+    flushMetrics();
+  }
 }
 
 export async function streamBatch(
   event: DynamoDBStreamEvent,
   handle: (record: DynamoDBRecord) => Promise<void>,
 ): Promise<DynamoDBBatchResponse> {
-  const done = await Promise.all(
-    event.Records.map((record) =>
-      settle(
-        handle(record).then(() => true),
-        { sequence_number: record.dynamodb?.SequenceNumber },
+  try {
+    const done = await Promise.all(
+      event.Records.map((record) =>
+        settle(
+          handle(record).then(() => true),
+          { sequence_number: record.dynamodb?.SequenceNumber },
+        ),
       ),
-    ),
-  );
-  return {
-    batchItemFailures: event.Records.flatMap((record, index) =>
-      done[index] ? [] : [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? "" }],
-    ),
-  };
+    );
+    return {
+      batchItemFailures: event.Records.flatMap((record, index) =>
+        done[index] ? [] : [{ itemIdentifier: record.dynamodb?.SequenceNumber ?? "" }],
+      ),
+    };
+  } finally {
+    flushMetrics();
+  }
 }
 
 async function settle(outcome: Promise<boolean>, identifier: Record<string, unknown>): Promise<boolean> {

@@ -1,8 +1,20 @@
 import type { SQSRecord } from "aws-lambda";
+import { decodeTime } from "ulid";
 import { clock } from "../clock.ts";
 import { isSandboxProjectId, newId } from "../ids.ts";
 import { logger } from "../observability/logger.ts";
-import { type Attempt, type DeliveryMessage, parseDeliveryMessage } from "./delivery.ts";
+import {
+  recordWebhookDeadLetter,
+  recordWebhookDelivered,
+  recordWebhookFailure,
+} from "../observability/metrics.ts";
+import {
+  type Attempt,
+  type Delivery,
+  type DeliveryMessage,
+  INITIAL_ROUND,
+  parseDeliveryMessage,
+} from "./delivery.ts";
 import { postWebhook } from "./http-post.ts";
 import { signingSecret } from "./project-settings.ts";
 import { postpone } from "./queue.ts";
@@ -35,6 +47,7 @@ function notADelivery(record: SQSRecord): Verdict {
   logger.error("Not a webhook delivery message: left for the dead-letter queue", {
     message_id: record.messageId,
   });
+  recordWebhookDeadLetter();
   return { kind: "give-up" };
 }
 
@@ -97,6 +110,23 @@ export async function attemptDelivery(message: DeliveryMessage, attempt: number)
     duration_ms: outcome.durationMs,
     ...(delay !== undefined ? { retry_in_seconds: delay } : {}),
   });
-  if (outcome.ok) return { kind: "done" };
-  return delay === undefined ? { kind: "give-up" } : { kind: "retry", delaySeconds: delay };
+  if (outcome.ok) {
+    recordWebhookDelivered(finishedAt.getTime() - roundStartedAt(delivery));
+    return { kind: "done" };
+  }
+  if (delay === undefined) {
+    recordWebhookDeadLetter();
+    return { kind: "give-up" };
+  }
+  recordWebhookFailure();
+  return { kind: "retry", delaySeconds: delay };
+}
+
+/**
+ * Where a delivery's lag starts: its event's creation (the time in the event id's ULID, real time
+ * even in a sandbox whose clock was moved), or for a resend, when the resend asked for it.
+ */
+function roundStartedAt(delivery: Delivery): number {
+  if (delivery.round !== INITIAL_ROUND) return Date.parse(delivery.created_at);
+  return decodeTime(delivery.event_id.slice(delivery.event_id.lastIndexOf("_") + 1));
 }
