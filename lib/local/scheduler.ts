@@ -27,8 +27,11 @@ export interface LocalSchedulerOptions {
   intervalMs?: number;
   /** Where `functions/` lives. Default: the repository root. */
   rootDir?: string;
-  /** How a job is run. Default: its declared handler, as Lambda would run it. */
-  run?: (job: ScheduledJob) => Promise<unknown>;
+  /**
+   * How a job is run. Default: its declared handler, as Lambda would run it, with the job and when it
+   * was first due (`scheduledTime`) as the event, as EventBridge Scheduler gives it.
+   */
+  run?: (job: ScheduledJob, scheduledTime: string) => Promise<unknown>;
   errorLog?: (message: string, error?: unknown) => void;
   /** Default: the recurring jobs of `lib/topology.ts`. */
   recurringJobs?: Readonly<Record<string, RecurringJobDeclaration>>;
@@ -55,10 +58,11 @@ export function createLocalScheduler(options: LocalSchedulerOptions = {}): Local
   const load = handlerLoader(options.rootDir ?? repoRoot);
   const run =
     options.run ??
-    (async (job: ScheduledJob) => {
+    (async (job: ScheduledJob, scheduledTime: string) => {
       const { handler, timeoutSeconds } = declarationOf(job);
       const timeoutMs = timeoutSeconds * 1000;
-      return invoke(await load(handler), job, lambdaContext(handler, timeoutMs), timeoutMs);
+      const event = { ...job, scheduledTime };
+      return invoke(await load(handler), event, lambdaContext(handler, timeoutMs), timeoutMs);
     });
 
   let running: Promise<number> | undefined;
@@ -91,7 +95,7 @@ export function createLocalScheduler(options: LocalSchedulerOptions = {}): Local
     let ran = 0;
     for (const stored of await dueJobs(clock.now())) {
       try {
-        await run(stored.job);
+        await run(stored.job, stored.firstFireAt);
         await completeJob(stored);
         ran += 1;
       } catch (error) {

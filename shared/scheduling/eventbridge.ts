@@ -25,6 +25,9 @@ export interface EventBridgeSettings {
   deadLetterArn: string;
 }
 
+/** EventBridge Scheduler's context attribute for the time a schedule was due, put in its input. */
+export const SCHEDULED_TIME = "<aws.scheduler.scheduled-time>";
+
 /** `at(yyyy-mm-ddThh:mm:ss)` in UTC, rounded up to the second so that the job never fires early. */
 export function atExpression(at: Date): string {
   const seconds = Math.ceil(at.getTime() / 1000) * 1000;
@@ -56,7 +59,8 @@ export function createScheduleInput(
     Target: {
       Arn: settings.targetArn(request.job.kind),
       RoleArn: settings.roleArn,
-      Input: JSON.stringify(request.job),
+      // The job, and when it was due (a context attribute the scheduler fills in), for `SchedulerLag`.
+      Input: JSON.stringify({ ...request.job, scheduledTime: SCHEDULED_TIME }),
       RetryPolicy: {
         MaximumRetryAttempts: JOB_RETRY.maximumAttempts,
         MaximumEventAgeInSeconds: JOB_RETRY.maximumEventAgeSeconds,

@@ -1,6 +1,7 @@
 import type { Context } from "aws-lambda";
 import { logger } from "../observability/logger.ts";
 import { useOwnFunctionArn } from "./index.ts";
+import { measuredRun } from "./measured-run.ts";
 import { parseJob, type ScheduledJob, type ScheduledJobKind } from "./port.ts";
 import { forgetJob, jobName } from "./records.ts";
 
@@ -19,9 +20,21 @@ export function jobHandler<Kind extends ScheduledJobKind>(
     useOwnFunctionArn(kind, context.invokedFunctionArn);
     logger.resetKeys();
     logger.appendKeys({ project_id: job.scope, job: jobName(job) });
-    const outcome = await run(job as Extract<ScheduledJob, { kind: Kind }>);
-    await forgetJob(jobName(job));
-    logger.info("Scheduled job ran", { outcome });
-    return { outcome };
+    return measuredRun(metricName(job), event, async () => {
+      const outcome = await run(job as Extract<ScheduledJob, { kind: Kind }>);
+      await forgetJob(jobName(job));
+      logger.info("Scheduled job ran", { outcome });
+      return { outcome };
+    });
   };
+}
+
+/** A job's name in the metrics' `job` dimension: delayed captures and renewals by what they do. */
+function metricName(job: ScheduledJob): string {
+  if (job.kind === "capture-invoice") return "capture";
+  if (job.kind === "subscription") {
+    if (job.action === "charge") return "renewal";
+    return job.action === "trial-notice" ? "trial-notice" : "subscription-cancel";
+  }
+  return job.kind;
 }

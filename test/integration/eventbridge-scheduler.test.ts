@@ -84,7 +84,8 @@ describe("the EventBridge Scheduler adapter", () => {
       Target: {
         Arn: targets["capture-invoice"],
         RoleArn: settings.roleArn,
-        Input: JSON.stringify(request.job),
+        // The job, and the time it was due as the scheduler fills it in (for `SchedulerLag`).
+        Input: JSON.stringify({ ...request.job, scheduledTime: "<aws.scheduler.scheduled-time>" }),
         RetryPolicy: {
           MaximumRetryAttempts: JOB_RETRY.maximumAttempts,
           MaximumEventAgeInSeconds: JOB_RETRY.maximumEventAgeSeconds,
@@ -139,7 +140,10 @@ describe("the EventBridge Scheduler adapter", () => {
     const command = send.mock.calls[0]?.[0] as CreateScheduleCommand;
     expect(command.input).toMatchObject({
       Name: `close-${scope}-2031-03-03`,
-      Target: { Arn: targets["daily-close"], Input: JSON.stringify(closeJob.job) },
+      Target: {
+        Arn: targets["daily-close"],
+        Input: JSON.stringify({ ...closeJob.job, scheduledTime: "<aws.scheduler.scheduled-time>" }),
+      },
     });
     expect(closeJob.name).toMatch(/^[0-9a-zA-Z_.-]{1,64}$/);
     expect(dailyCloseScheduleName(scope, "2031-03-03")).toBe(closeJob.name);
