@@ -594,6 +594,17 @@ export async function takeOver(current: VersionedTransaction): Promise<Versioned
 /** What became of an abandoned operation: settled as the provider recorded it, or never done. */
 export type Resolution = "settled" | "not-done";
 
+/**
+ * An abandoned operation, settled: `settledAs` is the provider's recorded outcome it was settled
+ * with (`approved`, `declined`, …), or `not-done` when the provider never received it.
+ */
+export interface Resolved {
+  current: VersionedTransaction;
+  resolution: Resolution;
+  settledAs: string;
+  refusal?: ApiError;
+}
+
 const INTERRUPTED: Declined = {
   status: "declined",
   errorType: "gateway.error",
@@ -612,7 +623,7 @@ const INTERRUPTED: Declined = {
 export async function resolveAbandoned(
   settlement: Settlement,
   held: VersionedTransaction,
-): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
+): Promise<Resolved> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
   // Settled by their own modules, which build on this one (imported when met: no cycle at load).
@@ -645,5 +656,9 @@ export async function resolveAbandoned(
     recorded: found !== undefined,
     status: settled.current.record.status,
   });
-  return { ...settled, resolution: found === undefined ? "not-done" : "settled" };
+  return {
+    ...settled,
+    resolution: found === undefined ? "not-done" : "settled",
+    settledAs: found?.status ?? "not-done",
+  };
 }

@@ -4,6 +4,7 @@ import type { Caller } from "../http/auth.ts";
 import { ApiError } from "../http/errors.ts";
 import { findInvoice } from "../invoices/store.ts";
 import { logger } from "../observability/logger.ts";
+import { recordRecoverySettlement } from "../observability/metrics.ts";
 import { findEnvironment } from "../projects/environment.ts";
 import { type Resolution, resolveAbandoned, serviceRequest, takeOver } from "./core.ts";
 import { expiredReservations, findTransactionRecord } from "./store.ts";
@@ -66,7 +67,12 @@ export async function recoverReservations(options: { onlyScope?: string } = {}):
 }
 
 function recoverOne(scope: string, transactionId: string): Promise<Resolution | "unknown" | "skipped"> {
-  return resolveReservation(scope, transactionId, (pending) => leaseExpired(pending));
+  return resolveReservation(
+    scope,
+    transactionId,
+    (pending) => leaseExpired(pending),
+    recordRecoverySettlement,
+  );
 }
 
 /**
@@ -102,6 +108,7 @@ async function resolveReservation(
   scope: string,
   transactionId: string,
   ready: (pending: PendingOperation) => boolean,
+  settledAs?: (outcome: string) => void,
 ): Promise<Resolution | "unknown" | "skipped"> {
   const context = { project_id: scope, transaction_id: transactionId };
   const [environment, current] = await Promise.all([
@@ -120,11 +127,12 @@ async function resolveReservation(
   if (!held) return "skipped";
   const caller: Caller = { projectId: scope, sandbox: environment.sandbox, environment };
   try {
-    const { resolution } = await resolveAbandoned(
+    const resolved = await resolveAbandoned(
       { request: serviceRequest(caller), invoice: invoice.invoice, answers: false },
       held,
     );
-    return resolution;
+    settledAs?.(resolved.settledAs);
+    return resolved.resolution;
   } catch (error) {
     if (error instanceof ApiError && error.errorType === "gateway.timeout") return "unknown";
     // Another request settled it between our takeover's lapse and now.

@@ -16,7 +16,7 @@ import {
   lookupOrUnknown,
   type PaymentRequest,
   paymentReply,
-  type Resolution,
+  type Resolved,
   type Settlement,
 } from "./core.ts";
 import { transitionWrite, type VersionedTransaction } from "./store.ts";
@@ -125,7 +125,7 @@ export async function settleAuthentication(
 export async function resolveAbandonedAuthentication(
   settlement: Settlement,
   held: VersionedTransaction,
-): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
+): Promise<Resolved> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
   const found = (await lookupOrUnknown(await connectorFor(record), record, "authentication", pending.id)) as
@@ -156,6 +156,7 @@ export async function resolveAbandonedAuthentication(
   return {
     current,
     resolution: found ? "settled" : "not-done",
+    settledAs: found?.status ?? "not-done",
     ...(settled.refusal ? { refusal: settled.refusal } : {}),
   };
 }
@@ -231,7 +232,7 @@ export async function settlePayout(
 export async function resolveAbandonedPayout(
   settlement: Settlement,
   held: VersionedTransaction,
-): Promise<{ current: VersionedTransaction; resolution: Resolution; refusal?: ApiError }> {
+): Promise<Resolved> {
   const { record } = held;
   const pending = record.pending as PendingOperation;
   const found = (await lookupOrUnknown(await connectorFor(record), record, "payout", pending.id)) as
@@ -260,6 +261,7 @@ export async function resolveAbandonedPayout(
   return {
     current: { record: settled.record, version: held.version + 1 },
     resolution: found ? "settled" : "not-done",
+    settledAs: found?.status ?? "not-done",
     ...(settled.refusal ? { refusal: settled.refusal } : {}),
   };
 }
