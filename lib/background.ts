@@ -35,6 +35,8 @@ export interface BackgroundWorkProps {
   /** Environment every function gets (stage, service name, log level, …). */
   environment: Record<string, string>;
   removalPolicy: RemovalPolicy;
+  /** A queue worker's event source maximum concurrency by handler, instead of its declaration's (`lib/capacity.ts`). */
+  maxConcurrency?: Readonly<Record<string, number>>;
 }
 
 export interface BuiltQueue {
@@ -73,6 +75,12 @@ export function buildBackgroundWork(stack: Stack, props: BackgroundWorkProps): B
     functions.set(handler, fn);
     return fn;
   };
+
+  for (const handler of Object.keys(props.maxConcurrency ?? {})) {
+    if (!queueWorkers.some((worker) => worker.handler === handler)) {
+      throw new Error(`Maximum concurrency for ${handler}, which is no queue worker`);
+    }
+  }
 
   const iteratorAgeAlarms = new Map<string, Alarm>();
   for (const consumer of streamConsumers) {
@@ -120,7 +128,7 @@ export function buildBackgroundWork(stack: Stack, props: BackgroundWorkProps): B
     fn.addEventSource(
       new SqsEventSource(queue, {
         batchSize: worker.batchSize,
-        maxConcurrency: worker.maxConcurrency,
+        maxConcurrency: props.maxConcurrency?.[worker.handler] ?? worker.maxConcurrency,
         reportBatchItemFailures: true,
       }),
     );

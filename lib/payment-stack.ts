@@ -20,6 +20,7 @@ import {
   TableEncryption,
 } from "aws-cdk-lib/aws-dynamodb";
 import { Key, KeySpec, KeyUsage } from "aws-cdk-lib/aws-kms";
+import type { CfnFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Topic } from "aws-cdk-lib/aws-sns";
@@ -28,6 +29,7 @@ import type { Construct } from "constructs";
 import { TABLE } from "../shared/db/table.ts";
 import { ApiFunction, type CardVaultKeys } from "./api-function.ts";
 import { type BuiltBackgroundWork, buildBackgroundWork } from "./background.ts";
+import { CAPACITY, type Capacity, type CapacityProfile, capacityProfileOf } from "./capacity.ts";
 import { buildExportFiles } from "./export-files.ts";
 import { type BuiltMonitoring, buildMonitoring } from "./monitoring.ts";
 import { type BuiltRecurringJobs, buildRecurringJobs } from "./recurring-jobs.ts";
@@ -43,10 +45,10 @@ const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,19}$/;
 
 /** Defaults for the context values the stack reads (`cdk synth -c name=value` overrides them). */
 export const CONTEXT_DEFAULTS = {
-  /** Steady-state requests per second the API's stage accepts. */
-  rateLimit: 100,
-  /** Requests the stage accepts in a burst above the rate. */
-  burstLimit: 200,
+  /** Steady-state requests per second the API's stage accepts (a sandbox stage's; `prod`: `CAPACITY.peak`). */
+  rateLimit: CAPACITY.sandbox.api.rateLimit,
+  /** Requests the stage accepts in a burst above the rate (a sandbox stage's). */
+  burstLimit: CAPACITY.sandbox.api.burstLimit,
   /** Stripe's API (`-c stripeApiUrl=…` points a stage at another, a double's). */
   stripeApiUrl: "https://api.stripe.com",
 } as const;
@@ -85,6 +87,8 @@ export interface PaymentStackProps extends StackProps {
  */
 export class PaymentStack extends Stack {
   readonly stage: string;
+  /** What the stage is sized for (`lib/capacity.ts`): `prod` for one project's peak, others as sandboxes. */
+  readonly capacityProfile: CapacityProfile;
   readonly table: Table;
   readonly cardKeys: CardVaultKeys;
   /** The export files (`lib/export-files.ts`), granted to the functions that declare `exportFiles`. */
@@ -119,8 +123,10 @@ export class PaymentStack extends Stack {
     Tags.of(this).add("service", "payment-api");
     Tags.of(this).add("stage", stage);
 
+    this.capacityProfile = capacityProfileOf(stage, this.node.tryGetContext("capacity"));
+    const capacity = CAPACITY[this.capacityProfile];
     const removalPolicy = persistent ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
-    this.table = this.buildTable(removalPolicy, persistent);
+    this.table = this.buildTable(removalPolicy, persistent, capacity.warmThroughput);
     this.cardKeys = this.buildCardKeys(removalPolicy);
     this.exportFiles = buildExportFiles(this, removalPolicy);
 
@@ -231,11 +237,13 @@ export class PaymentStack extends Stack {
       cardKeys: this.cardKeys,
       environment,
       removalPolicy,
+      maxConcurrency: capacity.maxConcurrency,
     });
     for (const [handler, fn] of this.background.functions) functions.set(handler, fn);
     this.functions = functions;
+    reserveConcurrency(functions, capacity.reservedConcurrency);
 
-    this.apiStage = this.buildStage(removalPolicy);
+    this.apiStage = this.buildStage(removalPolicy, capacity.api);
 
     this.monitoring = buildMonitoring(this, {
       stage,
@@ -257,7 +265,11 @@ export class PaymentStack extends Stack {
     new CfnOutput(this, "TableName", { value: this.table.tableName, description: "The single table" });
   }
 
-  private buildTable(removalPolicy: RemovalPolicy, persistent: boolean): Table {
+  private buildTable(
+    removalPolicy: RemovalPolicy,
+    persistent: boolean,
+    warmThroughput: Capacity["warmThroughput"],
+  ): Table {
     const table = new Table(this, "Table", {
       partitionKey: { name: TABLE.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE.sortKey, type: AttributeType.STRING },
@@ -269,6 +281,7 @@ export class PaymentStack extends Stack {
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy,
       deletionProtection: persistent,
+      ...(warmThroughput.table ? { warmThroughput: warmThroughput.table } : {}),
     });
     for (const index of Object.values(TABLE.indexes)) {
       table.addGlobalSecondaryIndex({
@@ -276,6 +289,9 @@ export class PaymentStack extends Stack {
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         projectionType: index.projection === "ALL" ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
+        ...(warmThroughput.indexes?.[index.name]
+          ? { warmThroughput: warmThroughput.indexes[index.name] }
+          : {}),
       });
     }
     return table;
@@ -303,7 +319,7 @@ export class PaymentStack extends Stack {
     return { encryption, fingerprint };
   }
 
-  private buildStage(removalPolicy: RemovalPolicy): HttpStage {
+  private buildStage(removalPolicy: RemovalPolicy, limits: Capacity["api"]): HttpStage {
     const accessLogs = new LogGroup(this, "AccessLogs", {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy,
@@ -313,8 +329,8 @@ export class PaymentStack extends Stack {
       stageName: "$default",
       autoDeploy: true,
       throttle: {
-        rateLimit: this.contextNumber("rateLimit", CONTEXT_DEFAULTS.rateLimit),
-        burstLimit: this.contextNumber("burstLimit", CONTEXT_DEFAULTS.burstLimit),
+        rateLimit: this.contextNumber("rateLimit", limits.rateLimit),
+        burstLimit: this.contextNumber("burstLimit", limits.burstLimit),
       },
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
@@ -381,5 +397,21 @@ export class PaymentStack extends Stack {
       throw new Error(`Context ${key} must be a positive integer, got ${JSON.stringify(value)}`);
     }
     return number;
+  }
+}
+
+/**
+ * Reserves `reserved[handler]` of the account's concurrency for the function of each handler named
+ * (and caps it there). A handler no function runs is an error: a renamed job must not silently lose
+ * its cap.
+ */
+function reserveConcurrency(
+  functions: ReadonlyMap<string, ApiFunction>,
+  reserved: Readonly<Record<string, number>>,
+): void {
+  for (const [handler, concurrency] of Object.entries(reserved)) {
+    const fn = functions.get(handler);
+    if (!fn) throw new Error(`Reserved concurrency for ${handler}, which no function runs`);
+    (fn.node.defaultChild as CfnFunction).reservedConcurrentExecutions = concurrency;
   }
 }
