@@ -17,12 +17,13 @@ import {
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { TABLE } from "../shared/db/table.ts";
+import { METRICS_NAMESPACE } from "../shared/observability/metrics.ts";
 import type { ApiFunction } from "./api-function.ts";
 
 /**
  * The stage's dashboard and the alarms on the business figures and the throttles, built from the
  * metrics the functions emit (CloudWatch embedded metric format, namespace `PaymentApi`, every
- * metric with the dimension `stage`; the contract is in README "Metrics") and from the services'
+ * metric with the dimension `stage`: `shared/observability/metrics.ts`) and from the services'
  * own metrics (API Gateway, Lambda, DynamoDB). Every alarm built here, like every other alarm of the
  * stack, notifies the stage's alarm topic (`PaymentStack.notifyAlarms`).
  *
@@ -31,9 +32,8 @@ import type { ApiFunction } from "./api-function.ts";
  * dimension: one alarm whose contributors are the configurations (or jobs) in breach, each named in
  * the notification, and any configuration created later is watched without a deployment.
  */
-export const METRICS_NAMESPACE = "PaymentApi";
 
-/** The figures of the metrics contract (B emits them; `shared/observability`). */
+/** The figures of the metrics contract, as `shared/observability/metrics.ts` records them. */
 export const METRIC = {
   requests: "Requests",
   serverErrors: "ServerErrors",
