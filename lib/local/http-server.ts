@@ -58,6 +58,11 @@ export interface LocalApiOptions {
   roundTrips?: (routeKey: string, trips: RoundTrips) => void;
   /** With `roundTrips`: requests are metered only while this answers true (default: always). */
   meteringRoundTrips?: () => boolean;
+  /**
+   * Plain-text pages of the local stack itself, by path, answered to a GET before any route (the
+   * collected metrics, `metrics.ts`): no route of the deployment.
+   */
+  localPages?: Readonly<Record<string, () => string>>;
 }
 
 interface Segment {
@@ -116,6 +121,13 @@ export function createLocalApi(options: LocalApiOptions = {}): Server {
     await options.ready;
 
     const { rawPath, rawQueryString } = splitTarget(request.url ?? "/");
+    const pages = options.localPages;
+    const localPage =
+      request.method === "GET" && pages && Object.hasOwn(pages, rawPath) ? pages[rawPath] : undefined;
+    if (localPage) {
+      response.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end(localPage());
+      return;
+    }
     const match = router(request.method ?? "GET", rawPath);
     const requestId = apiGatewayRequestId();
     const event = toEvent(request, { rawPath, rawQueryString, body, match, requestId });

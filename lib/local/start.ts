@@ -7,11 +7,13 @@ import { pathToFileURL } from "node:url";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EXPORTS_DIR_VARIABLE } from "../../shared/exports/names.ts";
 import { BROWSER_ASSETS_DIR_VARIABLE } from "../../shared/http/assets.ts";
+import { sendMetricsTo } from "../../shared/observability/metrics.ts";
 import type { ProjectCredentials } from "../../shared/projects/project.ts";
 import { buildBrowserAssets } from "../browser-assets.ts";
 import { type BackgroundWork, startBackgroundWork } from "./background.ts";
 import { type DynamoDbLocal, DynamoDbLocalError, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { close, createLocalApi, type LocalApiOptions, listen } from "./http-server.ts";
+import { createLocalMetrics, LOCAL_METRICS_PATH, type LocalMetrics } from "./metrics.ts";
 import type { LocalScheduler } from "./scheduler.ts";
 import {
   LOCAL_STACK_FILE,
@@ -78,6 +80,11 @@ export interface LocalStack {
   /** Fires the jobs scheduled in the table (`auto_capture_at` captures) when due (`lib/local/scheduler.ts`). */
   scheduler: LocalScheduler;
   /**
+   * The business metrics the functions printed since the start, added up (`lib/local/metrics.ts`);
+   * also served as text on `GET /local/metrics`.
+   */
+  metrics: LocalMetrics;
+  /**
    * Closes the HTTP server, stops the background work, stops DynamoDB Local (when it started it)
    * and removes `local-stack.json`.
    */
@@ -103,11 +110,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let browserAssets: string | undefined;
   let wroteStackFile = false;
   let stopped: Promise<void> | undefined;
+  // The functions' EMF lines come here instead of stdout (the handlers run in this process).
+  const metrics = createLocalMetrics();
+  sendMetricsTo(metrics.collect);
   const stop = () => {
     stopped ??= (async () => {
       if (server) await close(server);
       await scheduler?.stop();
       await background?.stop();
+      sendMetricsTo(undefined);
       await dynamodb?.stop();
       if (browserAssets) await rm(browserAssets, { recursive: true, force: true });
       if (wroteStackFile) await rm(stackFile, { force: true });
@@ -126,6 +137,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.accessLog ? { accessLog: log } : {}),
       ...(options.roundTrips ? { roundTrips: options.roundTrips } : {}),
       ...(options.meteringRoundTrips ? { meteringRoundTrips: options.meteringRoundTrips } : {}),
+      localPages: { [LOCAL_METRICS_PATH]: () => metrics.page() },
     });
     const port = await listenOrExplain(server, options.port ?? DEFAULT_PORT);
     const url = `http://localhost:${port}`;
@@ -188,6 +200,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dataDir,
       background,
       scheduler,
+      metrics,
       stop,
     };
   } catch (error) {
