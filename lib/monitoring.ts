@@ -206,7 +206,8 @@ export function buildMonitoring(stack: Stack, props: MonitoringProps): BuiltMoni
   const serverErrorRate = new Alarm(stack, "ServerErrorRateAlarm", {
     alarmDescription: `More than ${errorRate.threshold * 100} % of the API's answers were 5xx (API Gateway's count: throttled and timed-out functions included) in ${errorRate.datapoints} of ${errorRate.evaluationPeriods} minutes of at least ${errorRate.minimumRequests} requests. The dashboard's "5xx by route" says where.`,
     metric: new MathExpression({
-      expression: `IF(requests >= ${errorRate.minimumRequests}, errors / requests, 0)`,
+      // A minute without a 5xx point is a minute of none; one without requests, a rate of 0.
+      expression: `IF(FILL(requests, 0) >= ${errorRate.minimumRequests}, FILL(errors, 0) / FILL(requests, 1), 0)`,
       usingMetrics: {
         errors: apiStage.metricServerError({
           statistic: "Sum",

@@ -136,7 +136,9 @@ describe("monitoring: the stage's dashboard and alarms", () => {
 
     it("alarms on the share of 5xx answers API Gateway counted on the stage, in minutes with enough requests", () => {
       const alarm = alarmNamed("ServerErrorRateAlarm");
-      expect(returned(alarm).Expression).toBe("IF(requests >= 20, errors / requests, 0)");
+      expect(returned(alarm).Expression).toBe(
+        "IF(FILL(requests, 0) >= 20, FILL(errors, 0) / FILL(requests, 1), 0)",
+      );
       const apiId = Object.keys(resourcesOf(template, "AWS::ApiGatewayV2::Api"))[0];
       const inputs = Object.fromEntries(
         queriesOf(alarm)
