@@ -55,10 +55,11 @@ export function createLocalMetrics(): LocalMetrics {
     }
   }
 
+  /** Copies: a reading does not change as more is collected. */
   function series() {
-    return [...all.values()].sort((a, b) =>
-      seriesKey(a.metric, a.dimensions).localeCompare(seriesKey(b.metric, b.dimensions)),
-    );
+    return [...all.values()]
+      .map((one) => ({ ...one, dimensions: { ...one.dimensions } }))
+      .sort((a, b) => seriesKey(a.metric, a.dimensions).localeCompare(seriesKey(b.metric, b.dimensions)));
   }
 
   return {
