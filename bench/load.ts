@@ -5,7 +5,9 @@
  * webhooks. Reports per operation kind its count, p50/p99 and errors; overall requests per second
  * and error rate (any non-2xx is an error, and so is a payment answered with another status than
  * asked for); every event committed during the load against the webhooks received for it (with the
- * lag from `fired_at`); and the DynamoDB partition keys written most (`partition-writes.ts`).
+ * lag from `fired_at`); the DynamoDB partition keys written most (`partition-writes.ts`); and the
+ * business metrics the stack recorded meanwhile (`GET /local/metrics`) beside the load's own counts
+ * of requests by route and status, payments, approvals and acknowledged webhooks, which must match.
  *
  * Safe to import before the local stack sets the environment: no module it imports reads it (only
  * the table's definition, `shared/db/table.ts`). `npx tsx bench/load.ts` runs it alone on a local
@@ -18,6 +20,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { close, listen } from "../lib/local/http-server.ts";
+import { LOCAL_METRICS_PATH, type MetricSeries, parseMetricsPage, seriesOf } from "../lib/local/metrics.ts";
 import type { EnvironmentCredentials } from "../shared/projects/project.ts";
 import {
   countPartitionWrites,
@@ -54,6 +57,19 @@ const OPERATIONS = [
 ] as const;
 type Operation = (typeof OPERATIONS)[number];
 
+/** The API Gateway route key of each operation: the `route` dimension of its requests' metrics. */
+const ROUTE_OF: Record<Operation, string> = {
+  "POST /customers": "POST /customers",
+  "POST /invoices": "POST /invoices",
+  "GET /customers/{id}": "GET /customers/{customer_id}",
+  "GET /invoices/{id}": "GET /invoices/{invoice_id}",
+  "GET /customers?limit=10": "GET /customers",
+  "GET /invoices": "GET /invoices",
+  "POST /invoices/{id}/capture (source)": "POST /invoices/{invoice_id}/capture",
+  "POST /invoices/{id}/authorize": "POST /invoices/{invoice_id}/authorize",
+  "POST /invoices/{id}/capture (authorized)": "POST /invoices/{invoice_id}/capture",
+};
+
 export interface OperationFigures {
   operation: Operation;
   count: number;
@@ -82,6 +98,13 @@ export interface WebhookDeliveryFigures {
   drainMs: number;
 }
 
+/** One figure as the load counted it, and as the stack's metrics (`GET /local/metrics`) tell it. */
+export interface MetricComparison {
+  figure: string;
+  load: number;
+  metrics: number;
+}
+
 export interface LoadFigures {
   seconds: number;
   concurrency: number;
@@ -99,6 +122,11 @@ export interface LoadFigures {
   webhooks: WebhookDeliveryFigures;
   /** Every partition key written during the load, most write units first. */
   partitions: PartitionWrites[];
+  /**
+   * The load's own counts beside the business metrics the stack recorded meanwhile (the difference
+   * of two readings of `GET /local/metrics`); undefined when the API serves no such page.
+   */
+  metrics?: MetricComparison[];
 }
 
 export interface LoadOptions {
@@ -173,6 +201,15 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
   // Timed requests: latency per operation kind, errors kept aside.
   const samples = new Map<Operation, number[]>(OPERATIONS.map((operation) => [operation, []]));
   const errorCounts = new Map<Operation, number>(OPERATIONS.map((operation) => [operation, 0]));
+  /** Answers of the timed requests by status class (`2xx`, `4xx`, `5xx`, `none`). */
+  const statusClasses = new Map<string, number>();
+  const countStatus = (status: number | undefined) => {
+    const statusClass = status === undefined ? "none" : `${Math.floor(status / 100)}xx`;
+    statusClasses.set(statusClass, (statusClasses.get(statusClass) ?? 0) + 1);
+  };
+  /** Payments asked of the provider (a capture with a source, an authorize), and those approved. */
+  let payments = 0;
+  let approvals = 0;
   const firstErrors: string[] = [];
   const fail = (operation: Operation, what: string) => {
     errorCounts.set(operation, (errorCounts.get(operation) ?? 0) + 1);
@@ -199,6 +236,7 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       });
       const text = await response.text();
       samples.get(operation)?.push(performance.now() - started);
+      countStatus(response.status);
       if (!response.ok) {
         fail(operation, `${method} ${path} → ${response.status} ${text.slice(0, 500)}`);
         return undefined;
@@ -206,6 +244,7 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       return JSON.parse(text) as Record<string, unknown>;
     } catch (error) {
       samples.get(operation)?.push(performance.now() - started);
+      countStatus(undefined);
       fail(operation, `${method} ${path} → ${String(error)}`);
       return undefined;
     }
@@ -230,6 +269,8 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
   const arrivals = new Map<string, number>();
   let duplicates = 0;
   let badSignatures = 0;
+  /** Requests the receiver acknowledged (2xx): each is one delivery for the stack's metrics. */
+  let acknowledged = 0;
   const receiver = createServer((incoming, response) => {
     const chunks: Buffer[] = [];
     incoming.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -244,10 +285,13 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       }
       if (arrivals.has(id)) duplicates += 1;
       else arrivals.set(id, at);
+      acknowledged += 1;
       response.writeHead(200).end("ok");
     });
   });
   const port = await listen(receiver, 0);
+  // The stack's metrics before this receiver takes any webhook (undefined: no metrics page).
+  const metricsAtStart = await readMetrics(apiUrl);
 
   try {
     await call("PUT", `/projects/${credentials.project_id}`, {
@@ -317,18 +361,22 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
         const id = await freshInvoice();
         if (!id) return;
         const operation = "POST /invoices/{id}/capture (source)";
-        expectStatus(
+        payments += 1;
+        const paid = expectStatus(
           operation,
           await request(operation, "POST", `/invoices/${id}/capture`, { source: card.id }),
           "completed",
         );
+        if (paid) approvals += 1;
       },
       authorizeThenCapture: async () => {
         const id = await freshInvoice();
         if (!id) return;
         const authorize = "POST /invoices/{id}/authorize";
+        payments += 1;
         const authorized = await request(authorize, "POST", `/invoices/${id}/authorize`, { source: card.id });
         if (!expectStatus(authorize, authorized, "authorized")) return;
+        approvals += 1;
         const capture = "POST /invoices/{id}/capture (authorized)";
         expectStatus(capture, await request(capture, "POST", `/invoices/${id}/capture`, {}), "completed");
       },
@@ -344,6 +392,7 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
     };
 
     // The load.
+    const metricsBeforeLoad = metricsAtStart && (await readMetrics(apiUrl));
     const writes = countPartitionWrites(dynamo);
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -358,6 +407,8 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
     const loadAverage = loadavg()[0] ?? Number.NaN;
     const stoppedAt = Date.now();
     const partitions = writes.stop();
+    // Every timed request was answered, so its metrics were printed (before its answer).
+    const metricsAfterLoad = metricsAtStart && (await readMetrics(apiUrl));
 
     // Every event the load committed, then their webhooks (waiting for the last ones).
     const events: Array<{ id: string; fired_at: string }> = [];
@@ -387,6 +438,13 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       }
     }
     lags.sort((a, b) => a - b);
+    // A delivery's metrics are printed once the worker recorded it, a moment after the receiver's 2xx.
+    const metricsAfterDrain =
+      metricsAtStart &&
+      (await settledMetrics(
+        apiUrl,
+        (all) => delta(all, metricsAtStart, "WebhookDeliveries") === acknowledged,
+      ));
 
     const operations = OPERATIONS.map((operation): OperationFigures => {
       const sorted = (samples.get(operation) ?? []).sort((a, b) => a - b);
@@ -400,6 +458,48 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
     });
     const requests = operations.reduce((sum, row) => sum + row.count, 0);
     const errors = operations.reduce((sum, row) => sum + row.errors, 0);
+    const metrics =
+      metricsAtStart && metricsBeforeLoad && metricsAfterLoad && metricsAfterDrain
+        ? (() => {
+            const during = (metric: string, dimensions: Record<string, string> = {}) =>
+              delta(metricsAfterLoad, metricsBeforeLoad, metric, dimensions);
+            const byRoute = new Map<string, number>();
+            for (const row of operations) {
+              const route = ROUTE_OF[row.operation];
+              byRoute.set(route, (byRoute.get(route) ?? 0) + row.count);
+            }
+            return [
+              { figure: "requests", load: requests, metrics: during("Requests") },
+              ...[...byRoute].map(([route, count]) => ({
+                figure: `  ${route}`,
+                load: count,
+                metrics: during("Requests", { route }),
+              })),
+              {
+                figure: "requests answered 2xx",
+                load: statusClasses.get("2xx") ?? 0,
+                metrics: during("Requests") - during("ClientErrors") - during("ServerErrors"),
+              },
+              {
+                figure: "requests answered 4xx",
+                load: statusClasses.get("4xx") ?? 0,
+                metrics: during("ClientErrors"),
+              },
+              {
+                figure: "requests answered 5xx",
+                load: statusClasses.get("5xx") ?? 0,
+                metrics: during("ServerErrors"),
+              },
+              { figure: "payments (provider authorizations)", load: payments, metrics: during("Payments") },
+              { figure: "approvals", load: approvals, metrics: during("Approved") },
+              {
+                figure: "webhook deliveries (receiver's 2xx)",
+                load: acknowledged,
+                metrics: delta(metricsAfterDrain, metricsAtStart, "WebhookDeliveries"),
+              },
+            ];
+          })()
+        : undefined;
     return {
       seconds: elapsedSeconds,
       concurrency,
@@ -423,6 +523,7 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
         drainMs: lastArrival - stoppedAt,
       },
       partitions,
+      ...(metrics ? { metrics } : {}),
     };
   } finally {
     try {
@@ -505,6 +606,22 @@ export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
       `last delivery ${(webhooks.drainMs / 1000).toFixed(1)} s after the load stopped`,
     ...(webhooks.missing.length > 0 ? [`  never received: ${webhooks.missing.join(", ")}`] : []),
     "",
+    ...(figures.metrics
+      ? [
+          "The business metrics the stack recorded (GET /local/metrics, read before and after) beside the load's own counts:",
+          "",
+          formatTable(
+            ["figure", "load", "metrics", ""],
+            figures.metrics.map((row) => [
+              row.figure,
+              String(row.load),
+              String(row.metrics),
+              row.load === row.metrics ? "same" : "DIFFERENT",
+            ]),
+          ),
+          "",
+        ]
+      : []),
     `DynamoDB writes per partition key: the top ${topPartitions} of ${figures.partitions.length} by write units ` +
       "(WCU, a lower bound: the item's KB, twice in a transaction).",
     `DynamoDB serves ${PARTITION_WRITE_UNITS_PER_SECOND} WCU/s per partition; "limit at req/s": the req/s of ` +
@@ -563,6 +680,41 @@ export function formatLoad(figures: LoadFigures, topPartitions = 8): string {
   return lines.join("\n");
 }
 
+/** The stack's business metrics (`GET /local/metrics`), or undefined when it serves none. */
+async function readMetrics(apiUrl: string): Promise<MetricSeries[] | undefined> {
+  const response = await fetch(`${apiUrl}${LOCAL_METRICS_PATH}`);
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  return parseMetricsPage(await response.text());
+}
+
+/** Reads the metrics until `settled` holds for them (at most 10 s; then the last reading). */
+async function settledMetrics(
+  apiUrl: string,
+  settled: (all: MetricSeries[]) => boolean,
+): Promise<MetricSeries[] | undefined> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const all = await readMetrics(apiUrl);
+    if (!all || settled(all) || Date.now() > deadline) return all;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** How much a metric's Sum (the stage's series, or the one with `dimensions`) grew between two readings. */
+function delta(
+  after: readonly MetricSeries[],
+  before: readonly MetricSeries[],
+  metric: string,
+  dimensions: Record<string, string> = {},
+): number {
+  const stage = after.find((series) => series.metric === metric)?.dimensions.stage ?? "local";
+  const wanted = { stage, ...dimensions };
+  return seriesOf(after, metric, wanted).sum - seriesOf(before, metric, wanted).sum;
+}
+
 function eventId(rawBody: string): string | undefined {
   try {
     const { event_id: id } = JSON.parse(rawBody) as { event_id?: unknown };
@@ -617,7 +769,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       console.log(`\n${formatLoad(figures)}`);
       const { webhooks } = figures;
       const allDelivered = webhooks.delivered === webhooks.events && webhooks.counted === webhooks.events;
-      if (figures.errors > 0 || !allDelivered || webhooks.badSignatures > 0) process.exitCode = 1;
+      const metricsMatch = figures.metrics?.every((row) => row.load === row.metrics) ?? false;
+      if (figures.errors > 0 || !allDelivered || webhooks.badSignatures > 0 || !metricsMatch)
+        process.exitCode = 1;
     } finally {
       await stack.stop();
     }
