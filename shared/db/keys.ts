@@ -30,8 +30,66 @@ export interface ItemKey {
   sk: string;
 }
 
-export const COUNTER_SHARDS = 8;
 export const RESERVATION_SHARDS = 8;
+
+/**
+ * How many partition keys each listed entity's listing (`gsi1`) and count are spread over. A
+ * partition takes at most 1,000 write units per second; the target is that one project's traffic
+ * reaches that nowhere below 5,000 requests per second. Measured under the load bench's mixed load
+ * (`bench/load.ts`, before sharding), the write units a request brings on average, and what that
+ * makes at 5,000 req/s:
+ * - listing `event`: 2.45 WCU per request (0.63 events, ~3.9 KB each) → 12,300 WCU/s: at least 13
+ *   partitions; 32 keeps each at ~380 WCU/s, some 2.6 times below the limit (the hash spreads the
+ *   ids evenly, but a second's writes are bursty: the bench's peak second is ~1.7 times its mean);
+ * - listing `transaction`: 1.3 WCU per request → 6,500 WCU/s: at least 7; 16 (~410 each);
+ * - listing `invoice`: 0.37 WCU per request → 1,850 WCU/s: at least 2; 8 (~230 each);
+ * - listing `customer`: 0.13 WCU per request → 650 WCU/s; 8 all the same, and `card` 16: a
+ *   customer import or a checkout that tokenizes a card per payment (~1–2 KB each) at 5,000 per
+ *   second would bring 5,000–10,000 WCU/s;
+ * - counts: a count change is one 2-unit update (in a transaction) on a shard picked at random;
+ *   events are counted in 0.5 of the requests (one update per transaction, whatever its number of
+ *   events) → 5,000 WCU/s at 5,000 req/s: 16 shards (~310 each); 8 for transactions, invoices,
+ *   customers and cards (at most one change per request each: ≤ 10,000 WCU/s for a pure stream of
+ *   one kind, ≤ 1,250 per shard); 8 for the others too, as before the sharding: a transaction may
+ *   change one count up to that many times (`distinctCountShards`).
+ * Every shard is one more item a list reads (a page from each listing shard, merged; the count's
+ * shards in one BatchGetItem): entities written at the pace of an administrator keep one listing
+ * partition.
+ * Changing a number moves items between partitions: it needs the migration of
+ * `bin/migrate-shards.ts`, and the old layout read meanwhile (`LEGACY_LAYOUT`).
+ */
+export const SHARDS: Readonly<Record<ListedEntity, { listing: number; counter: number }>> = {
+  event: { listing: 32, counter: 16 },
+  transaction: { listing: 16, counter: 8 },
+  invoice: { listing: 8, counter: 8 },
+  customer: { listing: 8, counter: 8 },
+  card: { listing: 16, counter: 8 },
+  plan: { listing: 1, counter: 8 },
+  coupon: { listing: 1, counter: 8 },
+  subscription: { listing: 1, counter: 8 },
+  payout: { listing: 1, counter: 8 },
+  activity: { listing: 1, counter: 8 },
+  supervised_project: { listing: 1, counter: 8 },
+  product: { listing: 1, counter: 8 },
+  export_layout: { listing: 1, counter: 8 },
+  export: { listing: 1, counter: 8 },
+};
+
+/**
+ * The settlement lines of an environment's business day are spread over this many partitions (by
+ * line id): one line per capture, refund or chargeback; 0.17 WCU per request of the mixed load (a
+ * 2-unit put in 1 of 6 requests) → 1,700 WCU/s at 5,000 req/s, or 10,000 for a stream of captures;
+ * 16 keeps each below 650. The day's close reads them all (and the day's one partition of before).
+ */
+export const SETTLEMENT_SHARDS = 16;
+
+/**
+ * Whether the reads also look at the layout of before the sharding (one listing partition per
+ * entity, one counter partition per environment with its shards as sort keys): until every stage
+ * ran `bin/migrate-shards.ts`, items and counts written before the deploy stay found
+ * and counted. One more query in the same round; nothing is written there any more.
+ */
+export const LEGACY_LAYOUT = true;
 
 /** A stable shard of `id` among `shards` (the same id always lands on the same shard). */
 export function shardOf(id: string, shards: number): number {
@@ -87,16 +145,28 @@ export const keys = {
     sk: `${kind}#${id}`,
   }),
   childPrefix: (kind: string) => `${kind}#`,
+  /**
+   * Where an item is listed: in one of its entity's listing partitions (`SHARDS`), by its id; an
+   * entity of one partition keeps the key of before, `{scope}#{entity}`.
+   */
   listing: (scope: Scope, entity: ListedEntity, id: string) => ({
-    gsi1pk: `${scope}#${entity}`,
+    gsi1pk: keys.listingShard(scope, entity, shardOf(id, SHARDS[entity].listing)),
     gsi1sk: id,
   }),
-  listingPartition: (scope: Scope, entity: ListedEntity) => `${scope}#${entity}`,
-  counterShard: (scope: Scope, entity: ListedEntity, shard: number) => ({
-    pk: `${scope}#counter`,
-    sk: `${entity}#${shard}`,
+  listingShard: (scope: Scope, entity: ListedEntity, shard: number) =>
+    SHARDS[entity].listing === 1 ? `${scope}#${entity}` : `${scope}#${entity}#${shard}`,
+  /** Every listing partition of an entity (a list reads them together and merges them by id). */
+  listingPartitions: (scope: Scope, entity: ListedEntity): string[] =>
+    Array.from({ length: SHARDS[entity].listing }, (_, shard) => keys.listingShard(scope, entity, shard)),
+  /** The one listing partition of an entity before the sharding (read until migrated: `LEGACY_LAYOUT`). */
+  legacyListingPartition: (scope: Scope, entity: ListedEntity) => `${scope}#${entity}`,
+  /** A shard of an entity's count: each a partition key of its own. */
+  counterShard: (scope: Scope, entity: ListedEntity, shard: number): ItemKey => ({
+    pk: `${scope}#counter#${entity}#${shard}`,
+    sk: "counter",
   }),
-  counterPartition: (scope: Scope) => `${scope}#counter`,
+  /** Before the sharding, every count of an environment in one partition, `{entity}#{shard}` sort keys. */
+  legacyCounterPartition: (scope: Scope) => `${scope}#counter`,
   /**
    * Where a reserved payment operation waits in the due-work index until its lease ends, so the
    * recovery job finds the abandoned ones (`shared/payments/recovery.ts`): spread over a few shards
@@ -184,9 +254,14 @@ export const keys = {
    * close reads the day in one query (`shared/payouts/settlement.ts`).
    */
   settlementLine: (scope: Scope, day: string, lineId: string): ItemKey => ({
-    pk: keys.settlementDay(scope, day),
+    pk: `${keys.settlementDay(scope, day)}#${shardOf(lineId, SETTLEMENT_SHARDS)}`,
     sk: `line#${lineId}`,
   }),
+  /** Every partition of a business day's lines: its shards, and the one day partition of before. */
+  settlementDayPartitions: (scope: Scope, day: string): string[] => [
+    ...Array.from({ length: SETTLEMENT_SHARDS }, (_, shard) => `${keys.settlementDay(scope, day)}#${shard}`),
+    keys.settlementDay(scope, day),
+  ],
   settlementDay: (scope: Scope, day: string) => `${scope}#settlement#${day}`,
   /**
    * How far the daily close has read a provider configuration's payouts (`shared/payouts/providers.ts`),

@@ -1,8 +1,9 @@
-import { QueryCommand, type QueryCommandOutput } from "@aws-sdk/lib-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { encodeTime } from "ulid";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
-import { keys, type ListedEntity, type Scope } from "../db/keys.ts";
+import type { ListedEntity, Scope } from "../db/keys.ts";
+import { listingPartitionsRead, mergedPartitionItems, type PartitionRead } from "../db/listing.ts";
 import { TABLE } from "../db/table.ts";
 import { ID_PREFIXES, type IdKind } from "../ids.ts";
 import { transactionFromItem } from "../payments/store.ts";
@@ -13,12 +14,16 @@ import type { ExportType } from "./catalogue.ts";
 
 /**
  * The rows of an export, read a page at a time from the listing index and handed on one by one:
- * never more than a page is held. Rows are in creation order (ids are ULIDs); the id range read is
+ * never more than a page per listing shard is held. Rows are in creation order (ids are ULIDs); the id range read is
  * bounded by the period's real-time ends, and `created_at` (business time) selects the rows.
  */
 export type ExportRow = Readonly<Record<string, string | number | boolean | null>>;
 
-/** Items read per round trip: small enough that a page is a few hundred KB at most. */
+/**
+ * Items read per round trip: small enough that a page is a few hundred KB at most. The listing's
+ * shards are read a page each (the pages drain at about the same pace, ids being spread evenly),
+ * so a few MB at most are held.
+ */
 export const ROWS_PER_PAGE = 250;
 
 export interface RowQuery {
@@ -203,9 +208,9 @@ export async function* exportRows(query: RowQuery): AsyncGenerator<ExportRow> {
     : undefined;
   const period = source.period(query);
   const index = TABLE.indexes.gsi1;
-  let exclusiveStartKey: QueryCommandOutput["LastEvaluatedKey"];
-  do {
-    const output = await dynamo.send(
+  // The listing's shards, read a page each and merged in id order (`mergedPartitionItems`).
+  const read: PartitionRead = (partition, exclusiveStartKey) =>
+    dynamo.send(
       new QueryCommand({
         TableName: config.tableName,
         IndexName: index.name,
@@ -217,7 +222,7 @@ export async function* exportRows(query: RowQuery): AsyncGenerator<ExportRow> {
           ...period.names,
         },
         ExpressionAttributeValues: {
-          ":pk": keys.listingPartition(query.scope, source.entity),
+          ":pk": partition,
           ...(range ? { ":lowest": range.lowest, ":highest": range.highest } : {}),
           ...period.values,
         },
@@ -226,7 +231,8 @@ export async function* exportRows(query: RowQuery): AsyncGenerator<ExportRow> {
         ExclusiveStartKey: exclusiveStartKey,
       }),
     );
-    for (const found of output.Items ?? []) yield* source.rows(query, found);
-    exclusiveStartKey = output.LastEvaluatedKey;
-  } while (exclusiveStartKey);
+  const partitions = listingPartitionsRead(query.scope, source.entity);
+  for await (const found of mergedPartitionItems(partitions, index.sortKey, read)) {
+    yield* source.rows(query, found);
+  }
 }

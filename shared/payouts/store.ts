@@ -257,36 +257,52 @@ export async function allPayoutItems(scope: Scope, payoutId: string): Promise<Pa
   }
 }
 
-/** Whether anything settled on an environment's business day (one key read at most). */
+/**
+ * Whether anything settled on an environment's business day: one key read at most in each of the
+ * day's partitions (`keys.settlementDayPartitions`), all sent together.
+ */
 export async function dayHasLines(scope: Scope, day: string): Promise<boolean> {
-  const { Count = 0 } = await dynamo.send(
-    new QueryCommand({
-      TableName: config.tableName,
-      KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": keys.settlementDay(scope, day) },
-      ProjectionExpression: "pk",
-      Limit: 1,
+  const counts = await Promise.all(
+    keys.settlementDayPartitions(scope, day).map(async (partition) => {
+      const { Count = 0 } = await dynamo.send(
+        new QueryCommand({
+          TableName: config.tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": partition },
+          ProjectionExpression: "pk",
+          Limit: 1,
+        }),
+      );
+      return Count;
     }),
   );
-  return Count > 0;
+  return counts.some((count) => count > 0);
 }
 
-/** Every settlement line of an environment's business day, in one query (paged by DynamoDB). */
+/**
+ * Every settlement line of an environment's business day: a query of each of its partitions, all
+ * sent together (each paged by DynamoDB), in line order.
+ */
 export async function linesOfDay(scope: Scope, day: string): Promise<SettlementLine[]> {
-  const lines: SettlementLine[] = [];
-  let startKey: QueryCommandOutput["LastEvaluatedKey"];
-  do {
-    const output = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": keys.settlementDay(scope, day) },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    lines.push(...(output.Items ?? []).map(lineFromItem));
-    startKey = output.LastEvaluatedKey;
-  } while (startKey);
-  return lines;
+  const partitions = await Promise.all(
+    keys.settlementDayPartitions(scope, day).map(async (partition) => {
+      const lines: SettlementLine[] = [];
+      let startKey: QueryCommandOutput["LastEvaluatedKey"];
+      do {
+        const output = await dynamo.send(
+          new QueryCommand({
+            TableName: config.tableName,
+            KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: { ":pk": partition },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        lines.push(...(output.Items ?? []).map(lineFromItem));
+        startKey = output.LastEvaluatedKey;
+      } while (startKey);
+      return lines;
+    }),
+  );
+  return partitions.flat().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

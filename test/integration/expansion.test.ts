@@ -350,8 +350,10 @@ describe("expand on every answer that presents a resource", () => {
     const calls = dynamoCallCount();
     const { body } = await env.client.get("/transactions?expand=invoice,customer,token,card&limit=100");
     expect(body.transactions).toHaveLength(4);
-    // The count and the page; invoices, customer and token in one BatchGet; the card in another.
-    expect(dynamoCallCount() - calls).toBe(4);
+    // The count (a BatchGet of its shards, and a query of the layout before them); the page (a query
+    // of each of the 16 listing shards of transactions and of the one partition before them, sent
+    // together); invoices, customer and token in one BatchGet; the card in another.
+    expect(dynamoCallCount() - calls).toBe(2 + 17 + 2);
     for (const transaction of body.transactions) {
       expect(transaction).toMatchObject({
         invoice: { id: transaction.invoice_id },
@@ -364,9 +366,10 @@ describe("expand on every answer that presents a resource", () => {
     const more = dynamoCallCount();
     const customers = await env.client.get("/customers?expand=tokens,transactions.invoice");
     expect(customers.body.customers[0].transactions.map((t: Body) => (t.invoice as Body).id)).toHaveLength(4);
-    // Count and page; the customer's tokens and its transactions' keys (one query each), the cards
-    // of its tokens and its transactions (one BatchGet each), then their invoices (one BatchGet).
-    expect(dynamoCallCount() - more).toBe(7);
+    // Count and page (2 calls and 9: the shards of customers and the partition before them, as
+    // above); the customer's tokens and its transactions' keys (one query each), the cards of its
+    // tokens and its transactions (one BatchGet each), then their invoices (one BatchGet).
+    expect(dynamoCallCount() - more).toBe(2 + 9 + 5);
   });
 });
 

@@ -1,12 +1,11 @@
-import { keys } from "../../shared/db/keys.ts";
-import { indexPartitionItems } from "../../shared/db/listing.ts";
+import { indexPartitionItems, listingPartitionsRead } from "../../shared/db/listing.ts";
 
 /**
  * Every event an environment recorded, oldest first, read straight from the table (every page of
  * its event listing): what tests assert "an event is recorded iff the state changed" against.
  */
 export async function recordedEvents(scope: string): Promise<Record<string, unknown>[]> {
-  return indexPartitionItems("gsi1", keys.listingPartition(scope, "event"));
+  return indexPartitionItems("gsi1", listingPartitionsRead(scope, "event"));
 }
 
 /** The names of the events recorded about one transaction, sorted. */
