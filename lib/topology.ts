@@ -558,6 +558,11 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "PUT", path: "/projects/{project_id}", handler: "projects/update", table: "write" },
   // Deleting an environment (its own key, or its supervisor's); sub-merchants' projects (shared/projects).
   { method: "DELETE", path: "/projects/{project_id}", handler: "projects/delete", table: "write" },
+  // An environment's private keys: several at once, rolled with an overlap, revoked (shared/projects/api-keys.ts).
+  { method: "GET", path: "/api-keys", handler: "api-keys/list", table: "read" },
+  { method: "POST", path: "/api-keys", handler: "api-keys/create", table: "write" },
+  { method: "POST", path: "/api-keys/{api_key_id}/roll", handler: "api-keys/roll", table: "write" },
+  { method: "DELETE", path: "/api-keys/{api_key_id}", handler: "api-keys/revoke", table: "write" },
   { method: "POST", path: "/supervised-projects", handler: "supervised-projects/create", table: "write" },
   { method: "GET", path: "/supervised-projects", handler: "supervised-projects/list", table: "read" },
   // Apple Pay merchant certificates whose key pair we hold (shared/applepay): the key is sealed.

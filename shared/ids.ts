@@ -38,6 +38,8 @@ export const ID_PREFIXES = {
   export: "exp_",
   /** A product: a reusable priced payment link (`shared/products`). */
   product: "prod_",
+  /** One of an environment's private keys (`shared/projects/api-keys.ts`). */
+  apiKey: "apik_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -589,6 +589,23 @@ export const errorSchema = z
   .check(z.meta({ description: "Every error: a non-2xx status and this body" }));
 
 /** The component name of each schema the document refers to by name. */
+// API keys
+export const apiKeySchema = z.strictObject({
+  id: z.string(),
+  name: nullableText,
+  last4: z
+    .nullable(z.string())
+    .check(
+      z.meta({
+        description: "The key's last four characters; null for the key the environment was created with",
+      }),
+    ),
+  status: z.enum(["active", "expiring", "expired", "revoked"]),
+  created_at: z.string(),
+  expires_at: z.nullable(z.string()).check(z.meta({ description: "A rolled key works until then" })),
+  revoked_at: nullableText,
+});
+
 // Activities
 export const activitySchema = z.strictObject({
   id: z.string(),
@@ -844,6 +861,7 @@ export const components = {
   CustomerAction: customerActionSchema,
   Error: errorSchema,
   Activity: activitySchema,
+  ApiKey: apiKeySchema,
   Balances: balancesSchema,
   ApplePayCertificate: applepayCertificateSchema,
   SupervisedProject: supervisedProjectSchema,

@@ -28,6 +28,7 @@ import {
 } from "../../shared/payments/schema.ts";
 import { createPlanInput, updatePlanInput } from "../../shared/plans/schema.ts";
 import { createProductInput, updateProductInput } from "../../shared/products/schema.ts";
+import { apiKeyInput, apiKeyRollInput } from "../../shared/projects/api-keys.ts";
 import { supervisedProjectInput } from "../../shared/projects/supervision.ts";
 import { rulesInput, simulationInput } from "../../shared/routing/schema.ts";
 import { advanceInput } from "../../shared/sandbox/clock.ts";
@@ -45,6 +46,7 @@ import { projectChanges } from "../../shared/webhooks/project-settings.ts";
 import {
   activitySchema,
   addonSchema,
+  apiKeySchema,
   applepayCertificateSchema,
   balancesSchema,
   billingAnswerShape,
@@ -875,6 +877,41 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     description:
       "The caller's own environment (a live one takes its sandbox with it; a sandbox goes alone), or a project it supervises. Its keys are refused from then on and its scheduled work stops; its records are kept. Any other id, and the path's placeholder the client libraries send (`/projects/%7Bproject_id%7D`), is a 404.",
     answer: done,
+  },
+  "GET /api-keys": {
+    summary: "List the environment's private keys",
+    description:
+      "Every key the environment holds, newest first: never a key itself, nor its hash. The key the environment was created with is listed too, with `last4` null.",
+    answer: one("api_keys", z.array(apiKeySchema)),
+  },
+  "POST /api-keys": {
+    summary: "Create a private key",
+    description:
+      "A new key beside the others (at most 10 that open requests). `private_key` is in this answer only: a replay of its `Idempotency-Key` answers it as null. Other containers know the key within 30 seconds; a request it opens meanwhile is looked up again, never refused.",
+    body: apiKeyInput,
+    answer: success({
+      api_key: apiKeySchema,
+      private_key: z.nullable(z.string()).check(z.meta({ description: "Shown once" })),
+    }),
+    example: { name: "Checkout server" },
+  },
+  "POST /api-keys/{api_key_id}/roll": {
+    summary: "Roll a private key",
+    description:
+      "A new key replaces this one, which still works for `overlap_seconds` (default 86400, at most 604800; 0 ends it now). `private_key` is in this answer only.",
+    body: apiKeyRollInput,
+    answer: success({
+      api_key: apiKeySchema,
+      private_key: z.nullable(z.string()).check(z.meta({ description: "Shown once" })),
+      rolled_api_key: apiKeySchema,
+    }),
+    example: { overlap_seconds: 3600 },
+  },
+  "DELETE /api-keys/{api_key_id}": {
+    summary: "Revoke a private key",
+    description:
+      "The key opens nothing from now on (other containers within 30 seconds). The environment's last key that opens requests cannot be revoked: a 409.",
+    answer: one("api_key", apiKeySchema),
   },
   "POST /supervised-projects": {
     summary: "Create a sub-merchant's project",

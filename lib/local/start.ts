@@ -252,7 +252,7 @@ async function localProjectCredentials(
 ): Promise<{ credentials: ProjectCredentials; reused: boolean }> {
   const { createProject } = await import("../../shared/projects/project.ts");
   const { findEnvironment } = await import("../../shared/projects/environment.ts");
-  const { privateKeyMatches } = await import("../../shared/projects/keys.ts");
+  const { matchingKey } = await import("../../shared/projects/keys.ts");
   const file = join(dataDir, CREDENTIALS_FILE);
   const shown = displayPath(file);
 
@@ -261,7 +261,7 @@ async function localProjectCredentials(
     const stillValid = await Promise.all(
       [saved.sandbox, saved.live].map(async ({ project_id, private_key }) => {
         const environment = await findEnvironment(project_id);
-        return environment !== undefined && privateKeyMatches(private_key, environment.key_hash);
+        return environment !== undefined && matchingKey(environment, private_key) !== undefined;
       }),
     );
     if (stillValid.every(Boolean)) {

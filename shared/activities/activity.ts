@@ -34,7 +34,10 @@ export type ActivityType =
   | "product.deleted"
   | "coupon.created"
   | "coupon.updated"
-  | "coupon.deleted";
+  | "coupon.deleted"
+  | "api_key.created"
+  | "api_key.rolled"
+  | "api_key.revoked";
 
 /** Who made a change: the credential and where the request came from (`system` for the service's own jobs). */
 export interface Actor {

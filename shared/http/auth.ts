@@ -1,6 +1,6 @@
 import { isEnvironmentProjectId, SANDBOX_PROJECT_PREFIX } from "../ids.ts";
 import { findEnvironment, type ProjectEnvironment } from "../projects/environment.ts";
-import { privateKeyMatches } from "../projects/keys.ts";
+import { type ApiKeyRecord, matchingKey } from "../projects/keys.ts";
 import { authenticationFailed, unknownProject } from "./errors.ts";
 
 /** Who is calling: one environment of one project. Its id scopes every read and write. */
@@ -28,6 +28,8 @@ export interface RequestOrigin {
 /** A caller authenticated by the HTTP core: the environment, and the credential it was reached with. */
 export interface AuthenticatedCaller extends Caller {
   credential: CredentialKind;
+  /** The private key's id (`/api-keys`) when a private key opened the request. */
+  apiKeyId?: string;
   /** Set by the HTTP core for every API request. */
   origin?: RequestOrigin;
 }
@@ -49,7 +51,7 @@ export async function authenticate(
   const { username, password } = credentials;
   if (!isEnvironmentProjectId(username)) throw unknownProject();
 
-  const environment = await findEnvironment(username);
+  let environment = await findEnvironment(username);
   if (!environment) throw unknownProject();
   if (mode === "private-key" && password === "") {
     throw authenticationFailed(
@@ -57,7 +59,17 @@ export async function authenticate(
     );
   }
   const keyRequired = mode === "private-key" || password !== "";
-  if (keyRequired && !privateKeyMatches(password, environment.key_hash)) {
+  let key: ApiKeyRecord | undefined;
+  if (keyRequired) {
+    key = matchingKey(environment, password);
+    // A key created or rolled in another container in the last 30 s is not in this one's copy yet.
+    const stored = key ? undefined : await readAgain(username);
+    if (stored) {
+      environment = stored;
+      key = matchingKey(stored, password);
+    }
+  }
+  if (keyRequired && !key) {
     // A supervised project that allows it is read with its supervisor's own key (GET only: api.ts).
     if (!(await supervisorMayRead(environment, password))) throw authenticationFailed();
     if (environment.sandbox !== username.startsWith(SANDBOX_PROJECT_PREFIX)) throw authenticationFailed();
@@ -75,7 +87,23 @@ export async function authenticate(
     sandbox: environment.sandbox,
     environment,
     credential: keyRequired ? "private-key" : "public-key",
+    ...(key ? { apiKeyId: key.id } : {}),
   };
+}
+
+/** When each environment was last read again for a key its cached copy did not know. */
+const readAgainAt = new Map<string, number>();
+
+/**
+ * The stored environment, for a key the cached copy does not know: at most once a second per
+ * environment in a container, so wrong keys cannot make every request a read.
+ */
+async function readAgain(id: string): Promise<ProjectEnvironment | undefined> {
+  const now = Date.now();
+  if (now - (readAgainAt.get(id) ?? 0) < 1_000) return undefined;
+  if (readAgainAt.size >= 1_000) readAgainAt.clear();
+  readAgainAt.set(id, now);
+  return findEnvironment(id, { fresh: true });
 }
 
 function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
@@ -92,5 +120,5 @@ async function supervisorMayRead(environment: ProjectEnvironment, password: stri
   if (environment.supervisor_access !== "read" || !environment.supervisor_project_id || password === "")
     return false;
   const supervisor = await findEnvironment(environment.supervisor_project_id);
-  return supervisor !== undefined && privateKeyMatches(password, supervisor.key_hash);
+  return supervisor !== undefined && matchingKey(supervisor, password) !== undefined;
 }

@@ -2,6 +2,7 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys } from "../db/keys.ts";
+import type { ApiKeyRecord } from "./keys.ts";
 
 /**
  * A project has two environments, sandbox and live, each addressed by its own project id
@@ -16,7 +17,12 @@ export interface ProjectEnvironment {
   root_project_id: string;
   name: string;
   sandbox: boolean;
+  /** The hash of the key the environment was created with (`api_keys` lists every key once one changed). */
   key_hash: string;
+  /** The environment's keys, from the first creation, roll or revocation on (`shared/projects/api-keys.ts`). */
+  api_keys?: ApiKeyRecord[];
+  /** Counts the changes of `api_keys`: each is conditional on the one it read. */
+  keys_version?: number;
   created_at: string;
   /** Where the environment's events are POSTed (`PUT /projects/{id}`); null until set. */
   webhook_url?: string | null;
@@ -54,18 +60,28 @@ export function dunningDelaysDays(environment: ProjectEnvironment): number[] | u
 }
 
 /**
- * Environments are read on every request, so a container keeps them for a short while.
+ * Environments are read on every request, so a container keeps them for a short while (`fresh`
+ * reads the stored one, consistently: a change starts from it).
  * What is cached is the stored key hash, never a verdict: a wrong key still fails at once.
  */
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX_ENTRIES = 1_000;
 const cache = new Map<string, { environment: ProjectEnvironment | undefined; until: number }>();
 
-export async function findEnvironment(id: string): Promise<ProjectEnvironment | undefined> {
+export async function findEnvironment(
+  id: string,
+  options: { fresh?: boolean } = {},
+): Promise<ProjectEnvironment | undefined> {
   const now = Date.now();
   const cached = cache.get(id);
-  if (cached && cached.until > now) return cached.environment;
-  const { Item } = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.project(id) }));
+  if (!options.fresh && cached && cached.until > now) return cached.environment;
+  const { Item } = await dynamo.send(
+    new GetCommand({
+      TableName: config.tableName,
+      Key: keys.project(id),
+      ...(options.fresh ? { ConsistentRead: true } : {}),
+    }),
+  );
   // A deleted environment is kept (for the records) but is unknown to every request and job.
   const environment = Item && !Item.deleted_at ? (Item as ProjectEnvironment) : undefined;
   if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();

@@ -569,6 +569,12 @@ describe("the contract against live answers", () => {
     await ok("GET /projects/{project_id}", `/projects/${sandboxId}`);
     const { activities } = await ok("GET /activities", "/activities?limit=1");
     await ok("GET /activities/{activity_id}", `/activities/${activities[0].id}`);
+    const created = await ok("POST /api-keys", "/api-keys", { body: { name: "Contract walk" } });
+    const rolled = await ok("POST /api-keys/{api_key_id}/roll", `/api-keys/${created.api_key.id}/roll`, {
+      body: { overlap_seconds: 0 },
+    });
+    await ok("GET /api-keys", "/api-keys");
+    await ok("DELETE /api-keys/{api_key_id}", `/api-keys/${rolled.api_key.id}`);
     const { project: supervised } = await ok("POST /supervised-projects", "/supervised-projects", {
       body: { name: "Sub-merchant", dunning_configuration: [{ action: "retry", delay_in_days: 2 }] },
     });
