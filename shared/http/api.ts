@@ -171,7 +171,7 @@ function measured(handler: Handler): Handler {
     let status = 500;
     try {
       const result = await handler(event, context);
-      status = result.statusCode ?? 200;
+      status = result?.statusCode ?? 200;
       return result;
     } finally {
       recordRequest(event.routeKey || "$default", status, performance.now() - started);
