@@ -103,6 +103,12 @@ export const ALARM_SETTINGS = {
    * throttled is a 5xx for a merchant; a background one is retried, but its cap is binding.
    */
   lambdaThrottles: { threshold: 1, periodSeconds: 60, evaluationPeriods: 5, datapoints: 3 },
+  /**
+   * The functions without reserved concurrency (every route) running at more than 80 % of what
+   * the account leaves them (its quota less what the stage reserves) in 3 of 5 minutes: throttles
+   * are near, and the quota is to be raised before they start (README: Capacity).
+   */
+  unreservedConcurrency: { share: 0.8, periodSeconds: 60, evaluationPeriods: 5, datapoints: 3 },
 } as const;
 
 export interface MonitoringProps {
@@ -113,6 +119,11 @@ export interface MonitoringProps {
   functions: ReadonlyMap<string, ApiFunction>;
   /** Handlers whose function's concurrency and throttles are graphed one by one (the background ones). */
   concurrencyOf: readonly string[];
+  /**
+   * The account's concurrency less what this stage reserves: what the routes share (other stages'
+   * reservations in the same account are not known here).
+   */
+  unreservedConcurrency: number;
   /** Alarms built elsewhere (dead-letter queues, iterator ages), shown in the alarm status widget. */
   otherAlarms: readonly Alarm[];
 }
@@ -127,6 +138,7 @@ export interface BuiltMonitoring {
     schedulerFailures: Alarm;
     dynamoDbThrottles: Alarm;
     lambdaThrottles: Alarm;
+    unreservedConcurrency: Alarm;
   };
 }
 
@@ -281,6 +293,19 @@ export function buildMonitoring(stack: Stack, props: MonitoringProps): BuiltMoni
     datapointsToAlarm: settings.lambdaThrottles.datapoints,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
+  const headroom = settings.unreservedConcurrency;
+  const unreservedConcurrency = new Alarm(stack, "UnreservedConcurrencyAlarm", {
+    alarmDescription: `The functions without reserved concurrency (the routes) ran more than ${headroom.share * 100} % of the ${props.unreservedConcurrency} concurrent executions the account leaves them, in ${headroom.datapoints} of ${headroom.evaluationPeriods} minutes: raise the account's concurrency quota before they are throttled.`,
+    metric: LambdaFunction.metricAllUnreservedConcurrentExecutions({
+      statistic: "Maximum",
+      period: Duration.seconds(headroom.periodSeconds),
+    }),
+    threshold: Math.floor(headroom.share * props.unreservedConcurrency),
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: headroom.evaluationPeriods,
+    datapointsToAlarm: headroom.datapoints,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
   const alarms = {
     authorizationRate,
     providerErrors,
@@ -289,6 +314,7 @@ export function buildMonitoring(stack: Stack, props: MonitoringProps): BuiltMoni
     schedulerFailures,
     dynamoDbThrottles,
     lambdaThrottles,
+    unreservedConcurrency,
   };
 
   // ---- dashboard ----

@@ -256,6 +256,9 @@ export class PaymentStack extends Stack {
         ...Object.values(topology.scheduledJobs).map((job) => job.handler),
         ...Object.values(topology.recurringJobs).map((job) => job.handler),
       ],
+      unreservedConcurrency:
+        this.contextNumber("accountConcurrency", capacity.accountConcurrency) -
+        Object.values(capacity.reservedConcurrency).reduce((sum, reserved) => sum + reserved, 0),
       otherAlarms: this.node.findAll().filter((construct): construct is Alarm => construct instanceof Alarm),
     });
     this.alarms = this.notifyAlarms();

@@ -4,7 +4,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
  * The business metrics (issue 23), in CloudWatch's embedded metric format (EMF) through Powertools
  * Metrics: namespace `PaymentApi`, every metric with the dimension `stage` alone and, where it has
  * one, with its own dimensions beside `stage` (two dimension sets), and no `service` dimension.
- * The README's "Metrics" section lists them; the dashboard and alarms of `lib/` read exactly these.
+ * The README's "Business metrics" lists them; the dashboard and alarms (`lib/monitoring.ts`) read them.
  *
  * The code that knows a figure records it here (`record…`), synchronously and without any I/O; the
  * invocation's wrapper prints everything recorded once, at its end (`flushMetrics`): the API's
@@ -14,7 +14,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
  *
  * Figures are kept with their own dimension values until the flush, which serializes them in one
  * synchronous step: invocations that interleave in one process (the local stack runs every handler
- * in its own process) can never print a figure under another's dimensions.
+ * in its one process) can never print a figure under another's dimensions.
  */
 export const METRICS_NAMESPACE = "PaymentApi";
 
@@ -38,6 +38,8 @@ interface Group {
 const MAX_VALUES_PER_DOCUMENT = 99;
 
 const pending = new Map<string, Group>();
+let sink: MetricsSink | undefined;
+let powertools: Metrics | undefined;
 let disabled: boolean | undefined;
 
 /** `POWERTOOLS_METRICS_DISABLED` (Powertools' own switch, with its values) keeps stdout quiet (the tests). */
@@ -45,8 +47,6 @@ function stdoutDisabled(): boolean {
   disabled ??= /^(1|y|yes|t|true|on)$/i.test(process.env.POWERTOOLS_METRICS_DISABLED?.trim() ?? "");
   return disabled;
 }
-let sink: MetricsSink | undefined;
-let powertools: Metrics | undefined;
 
 /**
  * One per container, `stage` its one default dimension (Powertools' default `service` is taken off):
@@ -153,8 +153,8 @@ export function flushMetrics(): void {
 }
 
 function flushGroup(group: Group) {
-  const metrics = metricsInstance();
   if (!sink && stdoutDisabled()) return;
+  const metrics = metricsInstance();
   if (Object.keys(group.dimensions).length > 0) {
     // Two dimension sets, each with the default `stage`: [stage] (an empty set) and [stage, …].
     metrics.addDimensions({});

@@ -99,6 +99,14 @@ describe("capacity: what a stage is sized for", () => {
       }
     });
 
+    it("alarms when the routes run 80 % of what the raised quota of 5,000 leaves them after the 418 reserved", () => {
+      const alarms = Object.entries(resourcesOf(prodTemplate, "AWS::CloudWatch::Alarm")).filter(([id]) =>
+        id.startsWith("UnreservedConcurrencyAlarm"),
+      );
+      expect(alarms).toHaveLength(1);
+      expect((alarms[0] as [string, CfnResource])[1].Properties.Threshold).toBe(3_665);
+    });
+
     it("pre-warms the table for 24,000 reads and 40,000 writes a second, and gsi1 for 25,000 writes", () => {
       expect(tableOf(prodTemplate).Properties.WarmThroughput).toEqual({
         ReadUnitsPerSecond: 24_000,

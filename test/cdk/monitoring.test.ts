@@ -74,7 +74,7 @@ describe("monitoring: the stage's dashboard and alarms", () => {
   };
   const expectSettings = (
     alarm: CfnResource,
-    settings: (typeof ALARM_SETTINGS)[keyof typeof ALARM_SETTINGS],
+    settings: { threshold: number; evaluationPeriods: number; datapoints: number },
   ) =>
     expect(alarm.Properties).toMatchObject({
       Threshold: settings.threshold,
@@ -224,6 +224,20 @@ describe("monitoring: the stage's dashboard and alarms", () => {
       });
       expect(alarm.Properties.Dimensions).toBeUndefined();
       expectSettings(alarm, ALARM_SETTINGS.lambdaThrottles);
+    });
+
+    it("alarms when the routes' share of the account's concurrency nears its end: 80 % of a default account's 1,000", () => {
+      const alarm = alarmNamed("UnreservedConcurrencyAlarm");
+      expect(alarm.Properties).toMatchObject({
+        Namespace: "AWS/Lambda",
+        MetricName: "UnreservedConcurrentExecutions",
+        Statistic: "Maximum",
+        Period: 60,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      });
+      expect(alarm.Properties.Dimensions).toBeUndefined();
+      // A sandbox stage reserves nothing: 80 % of the whole default quota.
+      expectSettings(alarm, { ...ALARM_SETTINGS.unreservedConcurrency, threshold: 800 });
     });
 
     it("gives every threshold a reason and a duration: no alarm fires on a single point unless meant to", () => {
