@@ -4,7 +4,7 @@ import { config } from "../config.ts";
 import { countChange } from "../db/counters.ts";
 import { keys } from "../db/keys.ts";
 import { type PageRequest, queryPage } from "../db/listing.ts";
-import { transactWrite } from "../db/transactions.ts";
+import { type TransactItem, transactWrite } from "../db/transactions.ts";
 import type { Caller } from "../http/auth.ts";
 import { invalidField } from "../http/errors.ts";
 import { newId } from "../ids.ts";
@@ -101,7 +101,11 @@ export function presentSupervisedProject(environment: ProjectEnvironment, privat
 }
 
 /** `POST /supervised-projects` */
-export async function createSupervisedProject(caller: Caller, input: unknown) {
+export async function createSupervisedProject(
+  caller: Caller,
+  input: unknown,
+  commitWith: (stored: Record<string, unknown>) => TransactItem[] = () => [],
+) {
   const fields = parseInput(supervisedProjectInput, input);
   if (fields.id !== undefined && fields.id !== "") {
     throw invalidField("id", "is chosen by the service: send it as null");
@@ -120,7 +124,17 @@ export async function createSupervisedProject(caller: Caller, input: unknown) {
   const sandboxChild = caller.sandbox
     ? undefined
     : newEnvironment(rootId, true, fields.name, now, settings(`test-${caller.environment.root_project_id}`));
-  const presented = presentSupervisedProject(child.environment, child.privateKey);
+  const answer = (shown: boolean) => ({
+    ...presentSupervisedProject(child.environment, shown ? child.privateKey : null),
+    ...(sandboxChild
+      ? {
+          sandbox_project: presentSupervisedProject(
+            sandboxChild.environment,
+            shown ? sandboxChild.privateKey : null,
+          ),
+        }
+      : {}),
+  });
   await transactWrite([
     ...child.writes,
     ...(sandboxChild?.writes ?? []),
@@ -144,13 +158,10 @@ export async function createSupervisedProject(caller: Caller, input: unknown) {
       { type: "project", id: child.environment.id },
       now,
     ),
+    // The answer kept for an Idempotency-Key never holds the keys: they are shown once.
+    ...commitWith(answer(false)),
   ]);
-  return {
-    ...presented,
-    ...(sandboxChild
-      ? { sandbox_project: presentSupervisedProject(sandboxChild.environment, sandboxChild.privateKey) }
-      : {}),
-  };
+  return answer(true);
 }
 
 /** `GET /supervised-projects`: the projects this environment created, newest first (never their keys). */

@@ -46,6 +46,14 @@ describe("API keys", () => {
     expect(replayed.status).toBe(200);
     expect(replayed.body.api_key.id).toBe(created.body.api_key.id);
     expect(replayed.body.private_key).toBeNull();
+    const { Item: kept } = await dynamo.send(
+      new GetCommand({
+        TableName: config.tableName,
+        Key: keys.idempotency(project.sandbox.project_id, "private-key", "key-1"),
+      }),
+    );
+    expect(kept).toBeDefined();
+    expect(JSON.stringify(kept)).not.toContain(secret);
 
     expect((await as(secret).get("/customers")).status).toBe(200);
     expect((await client.get("/customers")).status).toBe(200);

@@ -1,4 +1,8 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
+import { config } from "../../shared/config.ts";
+import { dynamo } from "../../shared/db/client.ts";
+import { keys } from "../../shared/db/keys.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
@@ -34,6 +38,36 @@ async function child(client: Client, fields: Record<string, unknown>) {
 }
 
 describe("supervised projects", () => {
+  it("show a child's keys once: the answer kept for an Idempotency-Key holds none, and its replay answers them as null", async () => {
+    const platform = await supervisor("live");
+    const body = pythonBody({ name: "Kiosk" });
+    const made = await platform.client.post("/supervised-projects", body, { idempotencyKey: "kiosk-1" });
+    expect(made.status).toBe(200);
+    const { private_key: liveKey, sandbox_project: sandbox } = made.body.project;
+    expect(liveKey).toMatch(/^key_live_/);
+    expect(sandbox.private_key).toMatch(/^key_sandbox_/);
+
+    const { Item } = await dynamo.send(
+      new GetCommand({
+        TableName: config.tableName,
+        Key: keys.idempotency(platform.scope, "private-key", "kiosk-1"),
+      }),
+    );
+    expect(Item).toBeDefined();
+    expect(JSON.stringify(Item)).not.toContain(liveKey);
+    expect(JSON.stringify(Item)).not.toContain(sandbox.private_key);
+
+    const replayed = await platform.client.post("/supervised-projects", body, { idempotencyKey: "kiosk-1" });
+    expect(replayed.status).toBe(200);
+    expect(replayed.body.project).toMatchObject({ id: made.body.project.id, private_key: null });
+    expect(replayed.body.project.sandbox_project).toMatchObject({ id: sandbox.id, private_key: null });
+    // The keys shown once still open their environments.
+    expect(
+      (await api(local.url, { project_id: made.body.project.id, private_key: liveKey }).get("/customers"))
+        .status,
+    ).toBe(200);
+  });
+
   it("are made by a sandbox supervisor as sandbox-only projects with their own key, listed without it", async () => {
     const platform = await supervisor();
     const made = await child(platform.client, { name: "Corner bakery", default_currency: "eur" });
