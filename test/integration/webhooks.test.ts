@@ -4,11 +4,13 @@ import { marshall } from "@aws-sdk/util-dynamodb";
 import type { AttributeValue, DynamoDBStreamEvent } from "aws-lambda";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { handler as fanOut } from "../../functions/webhooks/fan-out.ts";
+import { createLocalMetrics, seriesOf } from "../../lib/local/metrics.ts";
 import { deadLetterName } from "../../lib/local/queues.ts";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
 import { logger } from "../../shared/observability/logger.ts";
+import { sendMetricsTo } from "../../shared/observability/metrics.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { sqs } from "../../shared/webhooks/queue.ts";
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS } from "../../shared/webhooks/schedule.ts";
@@ -204,6 +206,10 @@ describe("webhook delivery", () => {
     hooks.respond = () => 503;
     const { client, projectId } = await merchant(hooks.url);
     const requested = warpRetryDelays();
+    // The delivery worker's metrics (the stage's series: this file's deliveries are one at a time).
+    const metrics = createLocalMetrics();
+    sendMetricsTo(metrics.collect);
+    const sum = (metric: string) => seriesOf(metrics.series(), metric, { stage: "local" }).sum;
 
     const eventId = await customerCreatedEvent(client);
     await hooks.waitFor(MAX_ATTEMPTS, 20_000);
@@ -242,6 +248,12 @@ describe("webhook delivery", () => {
       ...(queue?.messages.inflight.map((m) => m.message) ?? []),
     ];
     expect(stillQueued.filter((message) => message.body.includes(eventId))).toEqual([]);
+    sendMetricsTo(undefined);
+    expect([sum("WebhookFailures"), sum("WebhookDeadLetters"), sum("WebhookDeliveries")]).toEqual([
+      MAX_ATTEMPTS - 1,
+      1,
+      0,
+    ]);
   });
 
   it("delivers an event whose fan-out crashed between the commit and the enqueue (the stream is read again)", async () => {
