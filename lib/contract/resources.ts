@@ -593,13 +593,11 @@ export const errorSchema = z
 export const apiKeySchema = z.strictObject({
   id: z.string(),
   name: nullableText,
-  last4: z
-    .nullable(z.string())
-    .check(
-      z.meta({
-        description: "The key's last four characters; null for the key the environment was created with",
-      }),
-    ),
+  last4: z.nullable(z.string()).check(
+    z.meta({
+      description: "The key's last four characters; null for the key the environment was created with",
+    }),
+  ),
   status: z.enum(["active", "expiring", "expired", "revoked"]),
   created_at: z.string(),
   expires_at: z.nullable(z.string()).check(z.meta({ description: "A rolled key works until then" })),

@@ -6,8 +6,8 @@ import { failedConditions, type TransactItem, transactWrite } from "../db/transa
 import type { AuthenticatedCaller } from "../http/auth.ts";
 import { ApiError, busy, conflict, notFound } from "../http/errors.ts";
 import { newId } from "../ids.ts";
-import { parseInput } from "../validation/parse.ts";
 import { integerField, text } from "../validation/fields.ts";
+import { parseInput } from "../validation/parse.ts";
 import * as z from "../validation/zod.ts";
 import { findEnvironment, type ProjectEnvironment, rememberEnvironment } from "./environment.ts";
 import { type ApiKeyRecord, apiKeysOf, hashPrivateKey, keyOpens, newPrivateKey, statusOf } from "./keys.ts";
@@ -49,10 +49,12 @@ const keyName = text(80);
 /** Whole seconds, at most 7 days. */
 const overlapSeconds = z.pipe(
   integerField,
-  z.number().check(
-    z.minimum(0, "must be 0 or more"),
-    z.maximum(MAX_OVERLAP_SECONDS, `must be at most ${MAX_OVERLAP_SECONDS} (7 days)`),
-  ),
+  z
+    .number()
+    .check(
+      z.minimum(0, "must be 0 or more"),
+      z.maximum(MAX_OVERLAP_SECONDS, `must be at most ${MAX_OVERLAP_SECONDS} (7 days)`),
+    ),
 );
 export const apiKeyInput = z.object({ name: keyName });
 export const apiKeyRollInput = z.object({ name: keyName, overlap_seconds: z.optional(overlapSeconds) });
