@@ -16,6 +16,7 @@ import {
 } from "aws-cdk-lib/aws-cloudwatch";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { TABLE } from "../shared/db/table.ts";
 import { METRICS_NAMESPACE } from "../shared/observability/metrics.ts";
 import type { ApiFunction } from "./api-function.ts";
@@ -86,6 +87,12 @@ export const ALARM_SETTINGS = {
   /** A webhook delivery given up after its last attempt: at once, as its dead-letter queue's alarm. */
   webhookDeadLetters: { threshold: 1, periodSeconds: 60, evaluationPeriods: 1, datapoints: 1 },
   /**
+   * Half of the ~120,000 messages a standard queue holds in flight, for 2 minutes: a delivery
+   * waiting for its retry is in flight (its visibility is the retry's delay), and past the quota the
+   * worker receives nothing more, for every project (README: Capacity).
+   */
+  webhookInFlight: { threshold: 60_000, periodSeconds: 60, evaluationPeriods: 2, datapoints: 2 },
+  /**
    * A scheduled job kind failing in three 5-minute periods in a row. One failure is retried (and a
    * job that gives up lands in the schedule dead-letter queue, which alarms at once); failures that
    * persist for 15 minutes mean captures or renewals are not happening.
@@ -126,6 +133,8 @@ export interface MonitoringProps {
   unreservedConcurrency: number;
   /** Alarms built elsewhere (dead-letter queues, iterator ages), shown in the alarm status widget. */
   otherAlarms: readonly Alarm[];
+  /** The webhook delivery queue: its messages in flight and its oldest message. */
+  webhookQueue: Queue;
 }
 
 export interface BuiltMonitoring {
@@ -135,6 +144,7 @@ export interface BuiltMonitoring {
     providerErrors: Alarm;
     serverErrorRate: Alarm;
     webhookDeadLetters: Alarm;
+    webhookInFlight: Alarm;
     schedulerFailures: Alarm;
     dynamoDbThrottles: Alarm;
     lambdaThrottles: Alarm;
@@ -249,6 +259,19 @@ export function buildMonitoring(stack: Stack, props: MonitoringProps): BuiltMoni
     datapointsToAlarm: settings.webhookDeadLetters.datapoints,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
+  const inFlight = settings.webhookInFlight;
+  const webhookInFlight = new Alarm(stack, "WebhookInFlightAlarm", {
+    alarmDescription: `The webhook delivery queue holds ${inFlight.threshold} messages in flight (retries waiting out their delay among them): at about 120,000 it stops handing out messages, for every project.`,
+    metric: props.webhookQueue.metricApproximateNumberOfMessagesNotVisible({
+      statistic: "Maximum",
+      period: Duration.seconds(inFlight.periodSeconds),
+    }),
+    threshold: inFlight.threshold,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    evaluationPeriods: inFlight.evaluationPeriods,
+    datapointsToAlarm: inFlight.datapoints,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+  });
   const schedulerFailures = new Alarm(stack, "SchedulerFailuresAlarm", {
     alarmDescription: `A kind of scheduled job (capture, renewal, …) failed in each of the last ${settings.schedulerFailures.evaluationPeriods} periods of ${settings.schedulerFailures.periodSeconds / 60} minutes: the contributors name the jobs.`,
     metric: new MathExpression({
@@ -311,6 +334,7 @@ export function buildMonitoring(stack: Stack, props: MonitoringProps): BuiltMoni
     providerErrors,
     serverErrorRate,
     webhookDeadLetters,
+    webhookInFlight,
     schedulerFailures,
     dynamoDbThrottles,
     lambdaThrottles,
@@ -412,6 +436,33 @@ export function buildMonitoring(stack: Stack, props: MonitoringProps): BuiltMoni
       stageMetric(METRIC.webhookLag, "p99"),
     ]),
     graph("Recovery settlements by outcome", [search(METRIC.recoverySettlements, ["outcome"], "Sum", "")]),
+  );
+  dashboard.addWidgets(
+    graph(
+      "Webhook queue: messages waiting, in flight; oldest (s)",
+      [
+        props.webhookQueue.metricApproximateNumberOfMessagesVisible({
+          statistic: "Maximum",
+          period: Duration.minutes(1),
+          label: "waiting",
+        }),
+        props.webhookQueue.metricApproximateNumberOfMessagesNotVisible({
+          statistic: "Maximum",
+          period: Duration.minutes(1),
+          label: "in flight",
+        }),
+      ],
+      {
+        right: [
+          props.webhookQueue.metricApproximateAgeOfOldestMessage({
+            statistic: "Maximum",
+            period: Duration.minutes(1),
+            label: "oldest",
+          }),
+        ],
+        width: 24,
+      },
+    ),
   );
   dashboard.addWidgets(
     graph(

@@ -259,6 +259,7 @@ export class PaymentStack extends Stack {
       unreservedConcurrency:
         this.contextNumber("accountConcurrency", capacity.accountConcurrency) -
         Object.values(capacity.reservedConcurrency).reduce((sum, reserved) => sum + reserved, 0),
+      webhookQueue: this.background.queues.webhookDeliveries.queue,
       otherAlarms: this.node.findAll().filter((construct): construct is Alarm => construct instanceof Alarm),
     });
     this.alarms = this.notifyAlarms();

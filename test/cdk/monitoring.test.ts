@@ -1,4 +1,4 @@
-import { App } from "aws-cdk-lib";
+import { App, type CfnElement } from "aws-cdk-lib";
 import type { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ALARM_SETTINGS } from "../../lib/monitoring.ts";
@@ -177,6 +177,29 @@ describe("monitoring: the stage's dashboard and alarms", () => {
         ComparisonOperator: "GreaterThanOrEqualToThreshold",
       });
       expectSettings(alarm, ALARM_SETTINGS.webhookDeadLetters);
+    });
+
+    it("alarms when the webhook queue holds half of SQS's ~120,000 messages in flight", () => {
+      const alarm = alarmNamed("WebhookInFlightAlarm");
+      const queueId = stack.getLogicalId(
+        stack.background.queues.webhookDeliveries.queue.node.defaultChild as CfnElement,
+      );
+      expect(alarm.Properties).toMatchObject({
+        Namespace: "AWS/SQS",
+        MetricName: "ApproximateNumberOfMessagesNotVisible",
+        Dimensions: [{ Name: "QueueName", Value: { "Fn::GetAtt": [queueId, "QueueName"] } }],
+        Statistic: "Maximum",
+        Period: 60,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      });
+      expectSettings(alarm, ALARM_SETTINGS.webhookInFlight);
+      expect(alarm.Properties.Threshold).toBe(60_000);
+      const queueName = `<${queueId}.QueueName>`;
+      expect(metricsOf("Webhook queue: messages waiting, in flight; oldest (s)")).toEqual([
+        `AWS/SQS ApproximateNumberOfMessagesVisible QueueName ${queueName} Maximum`,
+        `AWS/SQS ApproximateNumberOfMessagesNotVisible QueueName ${queueName} Maximum`,
+        `AWS/SQS ApproximateAgeOfOldestMessage QueueName ${queueName} Maximum`,
+      ]);
     });
 
     it("alarms per kind of scheduled job failing period after period", () => {
