@@ -20,7 +20,12 @@ import { bundleSize, handlerBuildOptions, projectRoot } from "../lib/bundling.ts
 import { allHandlers, handlerEntry } from "../lib/topology.ts";
 import { formatTable, percentile } from "./stats.ts";
 
-export const BUNDLE_LIMIT_KIB = 280;
+/**
+ * Issue 23's business metrics put Powertools Metrics (`shared/observability/metrics.ts`) in every
+ * function: 11.1 to 13.4 KiB more in each of the 147 bundles (median 11.8), measured on the same
+ * commit with and without them. The limit and each exception moved by 15 KiB for it.
+ */
+export const BUNDLE_LIMIT_KIB = 295;
 /**
  * Functions allowed beyond the limit, each with its own limit and why. The SFTP delivery of exports
  * carries the SSH client (ssh2, about 245 KiB of it even without ssh2's server, and 47 KiB of the
@@ -43,10 +48,10 @@ export const BUNDLE_LIMIT_KIB = 280;
  * under 280 (issue 26, the request's overhead).
  */
 export const BUNDLE_LIMIT_EXCEPTIONS_KIB: Readonly<Record<string, number>> = {
-  "exports/deliver": 370,
-  "sandbox/advance-clock": 300,
-  "subscriptions/create": 300,
-  "subscriptions/update": 300,
+  "exports/deliver": 385,
+  "sandbox/advance-clock": 315,
+  "subscriptions/create": 315,
+  "subscriptions/update": 315,
 };
 
 /** The limit of one handler's bundle. */
