@@ -37,7 +37,10 @@ const PARTS: ReadonlyArray<{ part: string; local?: true; files: RegExp }> = [
   },
   { part: "AWS SDK (DynamoDB client, its HTTP)", files: /node_modules\/(@aws-sdk|@smithy|@aws-crypto)\// },
   { part: "middy (middleware chain)", files: /node_modules\/@middy\// },
-  { part: "logging and metrics (Powertools)", files: /node_modules\/@aws-lambda-powertools\/|shared\/observability\// },
+  {
+    part: "logging and metrics (Powertools)",
+    files: /node_modules\/@aws-lambda-powertools\/|shared\/observability\//,
+  },
   { part: "authentication", files: /shared\/http\/auth\.ts|shared\/projects\// },
   {
     part: "parsing and validation",
