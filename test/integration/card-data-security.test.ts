@@ -189,10 +189,15 @@ describe("card data at rest and in logs", () => {
     expect(items.length).toBeGreaterThan(0);
     const ours = items.filter((item) => String(item.pk).startsWith(local.project.sandbox.project_id));
     expect(ours.filter((item) => item.type === "card")).toHaveLength(CARDS.length);
+    // Card numbers and labelled CVCs are looked for in every item of the table; a CVC alone (three or
+    // four digits) in this project's items only: the other tests running beside this one store short
+    // numbers of their own (a payout line's "221"), which no card of this test could have put there.
+    const projectIds = [local.project.sandbox.project_id, local.project.live.project_id];
     const storedLeaks = items.flatMap((item) =>
-      leaks(JSON.stringify(item), strings(item)).map(
-        (leak) => `${leak} in item ${String(item.pk)} ${String(item.sk)}`,
-      ),
+      leaks(
+        JSON.stringify(item),
+        projectIds.some((id) => String(item.pk).startsWith(id)) ? strings(item) : [],
+      ).map((leak) => `${leak} in item ${String(item.pk)} ${String(item.sk)}`),
     );
     expect(storedLeaks).toEqual([]);
   });
