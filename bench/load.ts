@@ -28,6 +28,8 @@ import {
   lastPartitionReads,
   PARTITION_WRITE_UNITS_PER_SECOND,
   type PartitionWrites,
+  partitionLimits,
+  TARGET_REQUESTS_PER_SECOND,
 } from "./partition-writes.ts";
 import { formatTable, percentile } from "./stats.ts";
 
@@ -788,7 +790,17 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       const { webhooks } = figures;
       const allDelivered = webhooks.delivered === webhooks.events && webhooks.counted === webhooks.events;
       const metricsMatch = figures.metrics?.every((row) => row.load === row.metrics) ?? false;
-      if (figures.errors > 0 || !allDelivered || webhooks.badSignatures > 0 || !metricsMatch)
+      // A key of the project (not one resource's) reaching a limit below issue 23's target.
+      const hot = partitionLimits(figures.partitions, lastPartitionReads(), figures.requests).filter(
+        (row) => row.limitAt < TARGET_REQUESTS_PER_SECOND && !row.perResource,
+      );
+      if (
+        figures.errors > 0 ||
+        !allDelivered ||
+        webhooks.badSignatures > 0 ||
+        !metricsMatch ||
+        hot.length > 0
+      )
         process.exitCode = 1;
     } finally {
       await stack.stop();

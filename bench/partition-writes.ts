@@ -18,7 +18,7 @@
  * 4 KB (rounded up), a Query the size of all its items together in 4 KB (rounded up, at least 1),
  * halved when eventually consistent (a lower bound: a projection reads the whole item all the same).
  *
- * `npx tsx bench/partition-limits.ts` runs the load bench (`bench/load.ts`, same `LOAD_*` settings)
+ * `npx tsx bench/load.ts` runs the load (same `LOAD_*` settings)
  * and prints, after its own report, per kind of partition key the request rate of one project at
  * which its hottest key would reach either limit, against the target of 5,000 req/s
  * (`formatPartitionLimits`).
