@@ -28,6 +28,7 @@ import {
   lastPartitionReads,
   PARTITION_WRITE_UNITS_PER_SECOND,
   type PartitionWrites,
+  partitionKind,
   partitionLimits,
   TARGET_REQUESTS_PER_SECOND,
 } from "./partition-writes.ts";
@@ -549,16 +550,6 @@ export async function benchLoad(options: LoadOptions): Promise<LoadFigures> {
       await close(receiver);
     }
   }
-}
-
-/** A partition key with the project and ids as placeholders: what kind of partition it is. */
-function partitionKind(partition: string): string {
-  return partition
-    .replace(/(test-)?proj_[0-9A-Z]{26}/g, "{project}")
-    .replace(/([a-z]+_)[0-9A-Z]{26}/g, "$1{id}")
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "{uuid}")
-    .replace(/#[0-9a-f]{16,}$/, "#{hash}")
-    .replace(/#\d+$/, "#{shard}");
 }
 
 /**
