@@ -13,7 +13,11 @@ import { dynamo } from "../../shared/db/client.ts";
 import { migrateToShards, type SegmentPositions } from "../../shared/db/shard-migration.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { useOwnTable } from "../support/own-table.ts";
 
+// The migration scans its whole table: on a table of its own it reads this file's items only, not
+// those of every file running beside it.
+useOwnTable("shard migration");
 const local = useInProcessApi("Shard migration test");
 
 const LISTS = ["customers", "invoices", "transactions", "events", "cards"] as const;

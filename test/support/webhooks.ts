@@ -8,12 +8,11 @@
  * race this file's for its events. Everything else (DynamoDB Local, the handlers) is shared.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, inject } from "vitest";
 import { type BackgroundWork, startBackgroundWork } from "../../lib/local/background.ts";
 import { close, listen } from "../../lib/local/http-server.ts";
-import { ensureTable } from "../../lib/local/table.ts";
 import { type InProcessApi, useInProcessApi } from "../e2e/harness.ts";
+import { useOwnTable } from "./own-table.ts";
 
 export interface WebhookStack {
   api: InProcessApi;
@@ -29,21 +28,10 @@ export interface WebhookStack {
  * `name`. Call it at the top of the file, before anything else registers hooks that use the table.
  */
 export function useWebhookStack(name: string): WebhookStack {
-  const tableName = `payment-api-test-${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}-${process.pid}`;
-  const sharedTable = process.env.TABLE_NAME;
-  // Read lazily by `shared/config.ts`: nothing of this file's module graph has read it yet.
-  process.env.TABLE_NAME = tableName;
+  const tableName = useOwnTable(name);
   let background: BackgroundWork | undefined;
   const errors: string[] = [];
 
-  beforeAll(async () => {
-    const client = new DynamoDBClient({ endpoint: inject("dynamodbEndpoint") });
-    try {
-      await ensureTable(client, tableName);
-    } finally {
-      client.destroy();
-    }
-  });
   const api = useInProcessApi(name);
   beforeAll(async () => {
     background = await startBackgroundWork({
@@ -54,7 +42,6 @@ export function useWebhookStack(name: string): WebhookStack {
   });
   afterAll(async () => {
     await background?.stop();
-    process.env.TABLE_NAME = sharedTable;
   });
 
   return {
