@@ -309,6 +309,8 @@ export const routes: readonly RouteDeclaration[] = [
   // The activity log (shared/activities): who changed the environment's setup, what, when.
   { method: "GET", path: "/activities", handler: "activities/list", table: "read" },
   { method: "GET", path: "/activities/{activity_id}", handler: "activities/get", table: "read" },
+  // Authorization statistics (shared/statistics): counted as attempts settle, read by the overview.
+  { method: "GET", path: "/statistics", handler: "statistics/get", table: "read" },
   { method: "GET", path: "/events", handler: "events/list", table: "read" },
   { method: "GET", path: "/events/{event_id}", handler: "events/get", table: "read" },
   { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },

@@ -604,6 +604,33 @@ export const apiKeySchema = z.strictObject({
   revoked_at: nullableText,
 });
 
+// Statistics
+const countSchema = z.int().check(z.meta({ description: "Authorization attempts" }));
+export const statisticsSchema = z.strictObject({
+  interval: z.enum(["hour", "day"]),
+  from: z.string().check(z.meta({ description: "The first bucket's start (`from` rounded down, UTC)" })),
+  to: z.string().check(z.meta({ description: "The end of the range, exclusive" })),
+  series: z.array(
+    z.strictObject({
+      gateway_configuration_id: z.string(),
+      buckets: z.array(
+        z.strictObject({
+          start: z.string(),
+          attempts: countSchema,
+          approved: countSchema,
+          declined: countSchema,
+          failed: countSchema.check(
+            z.meta({ description: "Attempts the gateway failed or could not be reached for: nothing moved" }),
+          ),
+          amounts: z
+            .record(z.string(), z.string())
+            .check(z.meta({ description: "Approved amounts by currency, exact decimal strings" })),
+        }),
+      ),
+    }),
+  ),
+});
+
 // Activities
 export const activitySchema = z.strictObject({
   id: z.string(),
@@ -860,6 +887,7 @@ export const components = {
   Error: errorSchema,
   Activity: activitySchema,
   ApiKey: apiKeySchema,
+  Statistics: statisticsSchema,
   Balances: balancesSchema,
   ApplePayCertificate: applepayCertificateSchema,
   SupervisedProject: supervisedProjectSchema,

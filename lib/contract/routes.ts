@@ -74,6 +74,7 @@ import {
   routingExplanationSchema,
   routingRulesSchema,
   sftpSettingsSchema,
+  statisticsSchema,
   subscriptionSchema,
   supervisedProjectSchema,
   tokenSchema,
@@ -478,6 +479,17 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /activities/{activity_id}": {
     summary: "Get an entry of the activity log",
     answer: one("activity", activitySchema),
+  },
+  "GET /statistics": {
+    summary: "Authorization statistics over time",
+    description:
+      "The environment's authorization attempts (approved, declined, failed) and approved amounts per currency, by gateway configuration, in hourly or daily buckets (UTC) from `from` (rounded down) to `to`: at most 31 days by hour, 366 by day. Without `to`, now; without `from`, a day (hourly) or 30 days (daily) before `to`. The authorization rate is approved / (approved + declined). Counted with each attempt's outcome, exactly once.",
+    query: z.object({
+      from: z.optional(z.string()),
+      to: z.optional(z.string()),
+      interval: z.optional(z.enum(["hour", "day"])),
+    }),
+    answer: one("statistics", statisticsSchema),
   },
   "GET /events": { summary: "List events", listing: true, answer: page("events", eventSchema) },
   "GET /events/{event_id}": { summary: "Get an event", answer: one("event", eventSchema) },

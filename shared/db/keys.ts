@@ -84,6 +84,15 @@ export const SHARDS: Readonly<Record<ListedEntity, { listing: number; counter: n
 export const SETTLEMENT_SHARDS = 16;
 
 /**
+ * The authorization statistics of an environment (`shared/statistics`) are spread over this many
+ * partitions, a shard picked at random per attempt: each attempt is one 2-unit update (in its
+ * settlement's transaction) of its configuration's hour, so 5,000 attempts per second of one
+ * configuration would bring 10,000 WCU/s to a single item; 16 keeps each partition near 625. A read
+ * queries the 16 partitions at once.
+ */
+export const STATISTICS_SHARDS = 16;
+
+/**
  * Whether the reads also look at the layout of before the sharding (one listing partition per
  * entity, one counter partition per environment with its shards as sort keys): until every stage
  * ran `bin/migrate-shards.ts`, items and counts written before the deploy stay found
@@ -98,6 +107,8 @@ export function shardOf(id: string, shards: number): number {
   return hash % shards;
 }
 export const IDEMPOTENCY_SORT_KEY = "idempotency";
+/** The partition-key prefix of the key-use items (`keys.keyUse`), which IAM conditions name. */
+export const KEY_USE_PREFIX = "key-use#";
 
 export const keys = {
   /** The environment of a project: its credentials and settings. */
@@ -257,6 +268,22 @@ export const keys = {
     pk: `${keys.settlementDay(scope, day)}#${shardOf(lineId, SETTLEMENT_SHARDS)}`,
     sk: `line#${lineId}`,
   }),
+  /**
+   * One shard of an environment's authorization statistics: an item per hour (UTC, of business time)
+   * and gateway configuration, sorted by hour so that one query per shard reads a range of hours.
+   */
+  statistics: (scope: Scope, shard: number, hour: string, configurationId: string): ItemKey => ({
+    pk: keys.statisticsShard(scope, shard),
+    sk: `${hour}#${configurationId}`,
+  }),
+  statisticsShard: (scope: Scope, shard: number) => `${scope}#statistics#${shard}`,
+  /**
+   * When each private key of an environment was last used (`shared/projects/key-use.ts`): apart from
+   * the environment's item, so that recording a use never races the keys' `keys_version` writes. Its
+   * partition key starts with `key-use#` so that the functions that only read the table may be
+   * allowed to update exactly these items (an IAM `dynamodb:LeadingKeys` condition).
+   */
+  keyUse: (scope: Scope): ItemKey => ({ pk: `${KEY_USE_PREFIX}${scope}`, sk: "key-use" }),
   /** Every partition of a business day's lines: its shards, and the one day partition of before. */
   settlementDayPartitions: (scope: Scope, day: string): string[] => [
     ...Array.from({ length: SETTLEMENT_SHARDS }, (_, shard) => `${keys.settlementDay(scope, day)}#${shard}`),

@@ -22,6 +22,7 @@ import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
 import { logger } from "../observability/logger.ts";
 import { recordHealth } from "../routing/health.ts";
+import { attemptCountWrites } from "../statistics/counts.ts";
 import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
 import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
 import { threeDSChannelOf } from "../three-d-s/schema.ts";
@@ -580,7 +581,10 @@ async function runAuthorization(
         "outcome" in result ? (result.outcome as Declined & { checks: CheckResults }) : undefined;
       const committing = commitSettlement(
         held,
-        [transitionWrite(held, moved, { status: record.status, pending: pending.id })],
+        [
+          transitionWrite(held, moved, { status: record.status, pending: pending.id }),
+          ...attemptCountWrites(moved, pending),
+        ],
         declined && record.card_id
           ? [
               cardCheckedWrite(

@@ -30,6 +30,7 @@ import { amountProblemIn, isZeroAmount } from "../money.ts";
 import { logger } from "../observability/logger.ts";
 import { scheduleDailyClose, settlementLinesOf, settlementLineWrites } from "../payouts/settlement.ts";
 import { blockingAdvice } from "../routing/scheme-rules.ts";
+import { attemptCountWrites } from "../statistics/counts.ts";
 import { exchangePut } from "../three-d-s/store.ts";
 import {
   commitTransition,
@@ -445,6 +446,7 @@ export async function settleOutcome(
         transitionWrite(held, next, { status: record.status, pending: pending.id }),
         ...step.extra,
         ...settlementLineWrites(lines),
+        ...attemptCountWrites(next, pending),
         ...eventWrites(record.project_id, step.events, now),
         ...(settlement.answers && !refusal
           ? settlement.request.commit(operationReply(next, pending.type))

@@ -1,0 +1,257 @@
+/**
+ * The overview's statistics (issue 24): every authorization attempt's outcome and approved amount,
+ * counted per environment, gateway configuration and hour in the transaction that settles it, so
+ * the counts are exact under concurrency and a replayed request is counted once; read in hourly or
+ * daily buckets by `GET /statistics`.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { clock } from "../../shared/clock.ts";
+import { recoverReservations } from "../../shared/payments/recovery.ts";
+import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
+import { createProject } from "../../shared/projects/project.ts";
+import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
+import { killedAtTransaction } from "../support/crash.ts";
+
+const local = useInProcessApi("Statistics test");
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+interface Bucket {
+  start: string;
+  attempts: number;
+  approved: number;
+  declined: number;
+  failed: number;
+  amounts: Record<string, string>;
+}
+interface Series {
+  gateway_configuration_id: string;
+  buckets: Bucket[];
+}
+
+const APPROVED = "4242424242424242";
+const DECLINED = "4000000000000002";
+
+async function configuration(client: Client, name: string, settings: Record<string, string> = {}) {
+  const { status, body } = await client.post("/gateways/sandbox/gateway-configurations", { name, settings });
+  expect(status, JSON.stringify(body)).toBe(200);
+  return body.gateway_configuration.id as string;
+}
+
+/** Authorizes a new invoice with a new card; the answer's status (200 approved, 402/410 declined, …). */
+async function pay(
+  client: Client,
+  number: string,
+  amount: string,
+  currency: string,
+  idempotencyKey?: string,
+) {
+  const card = (await client.post("/cards", { number, exp_month: 12, exp_year: 2099 })).body.card;
+  const invoice = (await client.post("/invoices", { name: "Order", amount, currency })).body.invoice;
+  const path = `/invoices/${invoice.id}/authorize`;
+  const send = () => client.post(path, { source: card.id }, idempotencyKey ? { idempotencyKey } : {});
+  const first = await send();
+  return { first, again: idempotencyKey ? await send() : undefined };
+}
+
+async function statistics(client: Client, query: string) {
+  const { status, body } = await client.get(`/statistics?${query}`);
+  expect(status, JSON.stringify(body)).toBe(200);
+  return body.statistics as { interval: string; from: string; to: string; series: Series[] };
+}
+
+/** The sums of a series' buckets. */
+function totals(series: Series | undefined) {
+  const sum = { attempts: 0, approved: 0, declined: 0, failed: 0 };
+  for (const bucket of series?.buckets ?? []) {
+    for (const key of Object.keys(sum) as (keyof typeof sum)[]) sum[key] += bucket[key];
+  }
+  return sum;
+}
+
+const hour = (at: Date) => `${at.toISOString().slice(0, 13)}:00:00.000Z`;
+
+describe("GET /statistics", () => {
+  it("counts approved, declined and failed attempts per configuration exactly, concurrent ones and a replay once each, in hour and day buckets", async () => {
+    const project = await createProject("Statistics");
+    const client = api(local.url, project.sandbox);
+    const configurations = (await client.get("/gateway-configurations")).body.gateway_configurations;
+    const sandbox = configurations.find((item: { payment_method: string }) => item.payment_method === "card")
+      .id as string;
+    const second = await configuration(client, "Second");
+    const down = await configuration(client, "Down", { outage: "true" });
+    const version = (await client.get("/routing-rules")).body.routing_rules.version;
+    const rules = await client.put("/routing-rules", {
+      version,
+      rules: [
+        {
+          id: "usd",
+          conditions: { currencies: ["USD"] },
+          action: { type: "route", gateway_configuration_ids: [down, second] },
+        },
+        {
+          id: "eur",
+          conditions: { currencies: ["EUR"] },
+          action: { type: "route", gateway_configuration_ids: [sandbox] },
+        },
+      ],
+    });
+    expect(rules.status, JSON.stringify(rules.body)).toBe(200);
+    const started = new Date();
+
+    // Ten approvals at once through the sandbox configuration, amounts summed exactly.
+    const concurrent = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => pay(client, APPROVED, `10.0${index}`, "EUR")),
+    );
+    for (const { first } of concurrent) expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // Two declines, and an approval replayed with its Idempotency-Key (counted once).
+    for (let index = 0; index < 2; index++)
+      expect((await pay(client, DECLINED, "5.00", "EUR")).first.status).not.toBe(200);
+    const replayed = await pay(client, APPROVED, "0.55", "EUR", `statistics-replay-${Date.now()}`);
+    expect(replayed.first.status).toBe(200);
+    expect(replayed.again?.status).toBe(200);
+    expect(replayed.again?.body).toEqual(replayed.first.body);
+    // USD goes to a configuration that is down (a failed attempt) and cascades to the second one.
+    for (const amount of ["1.10", "2.20"]) {
+      const { first } = await pay(client, APPROVED, amount, "USD");
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+    }
+
+    const to = new Date(Date.now() + 3_600_000);
+    const hourly = await statistics(
+      client,
+      `from=${started.toISOString()}&to=${to.toISOString()}&interval=hour`,
+    );
+    expect(hourly).toMatchObject({ interval: "hour", from: hour(started), to: to.toISOString() });
+    const of = (id: string, series = hourly.series) =>
+      series.find((item) => item.gateway_configuration_id === id);
+    expect(hourly.series.map((item) => item.gateway_configuration_id).sort()).toEqual(
+      [sandbox, second, down].sort(),
+    );
+    expect(totals(of(sandbox))).toEqual({ attempts: 13, approved: 11, declined: 2, failed: 0 });
+    expect(totals(of(second))).toEqual({ attempts: 2, approved: 2, declined: 0, failed: 0 });
+    expect(totals(of(down))).toEqual({ attempts: 2, approved: 0, declined: 0, failed: 2 });
+    // Every hour of the range is a bucket (zeros included); the attempts are in the hour they were made.
+    const buckets = of(sandbox)?.buckets ?? [];
+    expect(buckets[0]?.start).toBe(hour(started));
+    expect(buckets.length).toBeGreaterThanOrEqual(2);
+    const amounts = buckets.flatMap((bucket) => Object.entries(bucket.amounts));
+    // 10.00 + … + 10.09 + 0.55 (the replay once) = 101.00; no amount for the declines.
+    expect(amounts.filter(([currency]) => currency === "EUR").map(([, value]) => value)).toEqual(
+      buckets.filter((bucket) => bucket.approved > 0).map((bucket) => bucket.amounts.EUR),
+    );
+    const euros = buckets.reduce((sum, bucket) => sum + Number(bucket.amounts.EUR ?? 0) * 100, 0);
+    expect(Math.round(euros)).toBe(10_100);
+    expect(buckets.find((bucket) => bucket.approved > 0)?.amounts.EUR).toMatch(/^\d+\.\d{2}$/);
+    expect(of(second)?.buckets.find((bucket) => bucket.approved > 0)?.amounts).toEqual({ USD: "3.30" });
+    expect(of(down)?.buckets.every((bucket) => Object.keys(bucket.amounts).length === 0)).toBe(true);
+
+    // Two hours later on the sandbox clock, an attempt lands in a later hour, and in the same day.
+    const later = new Date(Date.now() + 2 * 3_600_000);
+    const advanced = await client.post("/sandbox/clock", { advance_to: later.toISOString() });
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+    expect((await pay(client, DECLINED, "7.00", "EUR")).first.status).not.toBe(200);
+    const end = new Date(later.getTime() + 3_600_000);
+    const afterwards = await statistics(
+      client,
+      `from=${started.toISOString()}&to=${end.toISOString()}&interval=hour`,
+    );
+    const laterBucket = of(sandbox, afterwards.series)?.buckets.find(
+      (bucket) => bucket.start === hour(later),
+    );
+    expect(laterBucket).toMatchObject({ attempts: 1, declined: 1, approved: 0 });
+    expect(totals(of(sandbox, afterwards.series))).toEqual({
+      attempts: 14,
+      approved: 11,
+      declined: 3,
+      failed: 0,
+    });
+
+    // By day: the sums of the hours, in buckets starting at midnight UTC.
+    const daily = await statistics(
+      client,
+      `from=${started.toISOString()}&to=${end.toISOString()}&interval=day`,
+    );
+    const midnight = `${started.toISOString().slice(0, 10)}T00:00:00.000Z`;
+    expect(daily.from).toBe(midnight);
+    expect(of(sandbox, daily.series)?.buckets[0]?.start).toBe(midnight);
+    for (const id of [sandbox, second, down])
+      expect(totals(of(id, daily.series))).toEqual(totals(of(id, afterwards.series)));
+    expect(
+      of(sandbox, daily.series)
+        ?.buckets.map((bucket) => Number(bucket.amounts.EUR ?? 0) * 100)
+        .reduce((sum, cents) => sum + cents, 0),
+    ).toBeCloseTo(10_100, 6);
+
+    // Another project's numbers are never seen, nor ours by it.
+    const other = api(local.url, (await createProject("Statistics elsewhere")).sandbox);
+    expect((await pay(other, APPROVED, "99.00", "EUR")).first.status).toBe(200);
+    const theirs = await statistics(other, `from=${started.toISOString()}&to=${end.toISOString()}`);
+    expect(theirs.series).toHaveLength(1);
+    expect(totals(theirs.series[0])).toEqual({ attempts: 1, approved: 1, declined: 0, failed: 0 });
+    expect([sandbox, second, down]).not.toContain(theirs.series[0]?.gateway_configuration_id);
+    const ours = await statistics(client, `from=${started.toISOString()}&to=${end.toISOString()}`);
+    expect(totals(of(sandbox, ours.series))).toEqual({ attempts: 14, approved: 11, declined: 3, failed: 0 });
+    expect(ours.series).toHaveLength(3);
+  }, 120_000);
+
+  it("counts an authorization settled by the recovery job once, when two runs race to settle it", async () => {
+    const project = await createProject("Statistics recovery");
+    const client = api(local.url, project.sandbox);
+    const scope = project.sandbox.project_id;
+    const started = new Date();
+    const card = (await client.post("/cards", { number: APPROVED, exp_month: 12, exp_year: 2099 })).body.card;
+    const invoice = (await client.post("/invoices", { name: "Order", amount: "12.34", currency: "USD" })).body
+      .invoice;
+    // The process dies at the settlement (its second transaction): the attempt is not counted yet.
+    const restore = killedAtTransaction(2);
+    expect((await client.post(`/invoices/${invoice.id}/authorize`, { source: card.id })).status).toBe(500);
+    restore();
+    const range = `from=${started.toISOString()}&to=${new Date(Date.now() + 2 * 3_600_000).toISOString()}`;
+    expect((await statistics(client, range)).series).toEqual([]);
+
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + OPERATION_LEASE_MS + 1000));
+    const runs = await Promise.all([
+      recoverReservations({ onlyScope: scope }),
+      recoverReservations({ onlyScope: scope }),
+    ]);
+    expect(runs.reduce((settled, run) => settled + run.settled, 0)).toBe(1);
+    vi.restoreAllMocks();
+    const { series } = await statistics(client, range);
+    expect(series).toHaveLength(1);
+    expect(totals(series[0])).toEqual({ attempts: 1, approved: 1, declined: 0, failed: 0 });
+    expect(series[0]?.buckets.find((bucket) => bucket.approved === 1)?.amounts).toEqual({ USD: "12.34" });
+  });
+
+  it("refuses a bad interval or range with a 400 naming the field, and needs the private key", async () => {
+    const project = await createProject("Statistics input");
+    const client = api(local.url, project.sandbox);
+    const now = Date.now();
+    const iso = (offsetDays: number) => new Date(now + offsetDays * 86_400_000).toISOString();
+    const refused = async (query: string, field: string) => {
+      const { status, body } = await client.get(`/statistics?${query}`);
+      expect(status, query).toBe(400);
+      expect(body.error_type).toBe(`request.validation.invalid-${field}`);
+      expect(body.message).toContain(field);
+    };
+    await refused("interval=week", "interval");
+    await refused("from=yesterday", "from");
+    await refused(`from=${iso(0)}&to=not-a-date`, "to");
+    await refused(`from=${iso(0)}&to=${iso(-1)}`, "from");
+    await refused(`from=${iso(-32)}&to=${iso(0)}&interval=hour`, "to");
+    await refused(`from=${iso(-367)}&to=${iso(0)}&interval=day`, "to");
+
+    // The longest ranges are answered, empty.
+    const month = await statistics(client, `from=${iso(-31)}&to=${iso(0)}&interval=hour`);
+    expect(month.series).toEqual([]);
+    expect((await statistics(client, `from=${iso(-365)}&to=${iso(0)}&interval=day`)).interval).toBe("day");
+    // Without a range: the last day by hour.
+    const fallback = await statistics(client, "");
+    expect(Date.parse(fallback.to) - Date.parse(fallback.from)).toBeGreaterThanOrEqual(86_400_000);
+
+    const browser = api(local.url, { project_id: project.sandbox.project_id, private_key: "" });
+    expect((await browser.get("/statistics")).status).toBe(401);
+  });
+});
