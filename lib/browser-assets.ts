@@ -1,7 +1,8 @@
 /**
  * The scripts the API serves to browsers (`GET /assets/{asset}`, `shared/http/assets.ts`), built
- * from `shared/browser/` by esbuild: the payments module merchants import (`payments.js`) and the
- * hosted checkout page's script (`checkout.js`). They are built into a folder that the assets
+ * from `shared/browser/` by esbuild: the payments module merchants import (`payments.js`), the
+ * hosted checkout page's script (`checkout.js`) and the dashboard's app (`dashboard.js`, with its
+ * style sheet `dashboard.css`: Preact, htm and uPlot, bundled and minified). They are built into a folder that the assets
  * function serves: the local stack builds them when it starts (`lib/local/start.ts`); in AWS, the
  * assets function's bundling builds them into its own bundle (`lib/route-stacks.ts`). So no Lambda
  * bundle carries browser code but that function's, and its stays small.
@@ -17,12 +18,11 @@ import { projectRoot } from "./bundling.ts";
 
 export async function buildBrowserAssets(outdir: string): Promise<void> {
   await build({
-    entryPoints: Object.fromEntries(
-      Object.entries(BROWSER_ASSETS).map(([name, asset]) => [
-        name.replace(/\.js$/, ""),
-        resolve(projectRoot, asset.source),
-      ]),
-    ),
+    // `dashboard.js` and `dashboard.css` share their name: the extension comes from the source.
+    entryPoints: Object.entries(BROWSER_ASSETS).map(([name, asset]) => ({
+      in: resolve(projectRoot, asset.source),
+      out: name.replace(/\.(js|css)$/, ""),
+    })),
     outdir,
     absWorkingDir: projectRoot,
     bundle: true,

@@ -641,6 +641,15 @@ export const routes: readonly RouteDeclaration[] = [
     unauthenticated:
       "it serves the public scripts built for browsers (the payments module), and reads no data.",
   },
+  // The merchant dashboard's page (functions/dashboard-page): the app it loads signs its user in.
+  {
+    method: "GET",
+    path: "/dashboard",
+    handler: "dashboard-page/show",
+    table: "none",
+    unauthenticated:
+      "it serves the dashboard's empty page, the same for everyone, and reads no data: every call the app then makes is authenticated by the dashboard session.",
+  },
 ];
 
 /**

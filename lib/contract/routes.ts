@@ -999,8 +999,14 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /assets/{asset}": {
     summary: "A script for browsers",
     description:
-      "`payments.js`, the payments module merchants import on their pages; `checkout.js`, the checkout page's.",
+      "`payments.js`, the payments module merchants import on their pages; `checkout.js`, the checkout page's; `dashboard.js` and `dashboard.css`, the dashboard's.",
     answer: { kind: "document", contentType: "text/javascript", description: "The script" },
+  },
+  "GET /dashboard": {
+    summary: "The merchant dashboard",
+    description:
+      "The dashboard's page: its screens are hash routes (`/dashboard#/payments`), an invitation's or sign-in link's token is in the fragment (`/dashboard#/accept?token=…`). No credentials: the page signs its user in.",
+    answer: { kind: "document", contentType: "text/html", description: "The dashboard's page" },
   },
   "GET /openapi.json": {
     summary: "This document",

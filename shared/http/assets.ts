@@ -4,15 +4,24 @@ import { notFound } from "./errors.ts";
 import { type ContentReply, content } from "./reply.ts";
 
 /**
- * The scripts served to browsers at `/assets/<name>`, each built from its source in
+ * The scripts and style sheets served to browsers at `/assets/<name>`, each built from its source in
  * `shared/browser/` (`lib/browser-assets.ts`). `payments.js` is the module merchants import from
  * their own pages, so its address is stable; browsers may keep an answer five minutes, so a new
- * version reaches them within that time.
+ * version reaches them within that time. `dashboard.js` and `dashboard.css` are the dashboard's app
+ * (`functions/dashboard-page`), which loads `dashboard-charts.js` (uPlot) when it draws a chart.
  */
 export const BROWSER_ASSETS = {
   "payments.js": { source: "shared/browser/payments.ts" },
   "checkout.js": { source: "shared/browser/checkout.ts" },
+  "dashboard.js": { source: "shared/browser/dashboard/main.ts" },
+  "dashboard.css": { source: "shared/browser/dashboard/styles.css" },
+  "dashboard-charts.js": { source: "shared/browser/dashboard/charts.ts" },
 } as const satisfies Record<string, { source: string }>;
+
+const CONTENT_TYPES = {
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+} as const;
 
 export type BrowserAssetName = keyof typeof BROWSER_ASSETS;
 
@@ -22,7 +31,7 @@ export const BROWSER_ASSETS_DIR_VARIABLE = "BROWSER_ASSETS_DIR";
 const CACHE_SECONDS = 300;
 const loaded = new Map<string, Promise<string>>();
 
-/** `GET /assets/{asset}`: a built script, read once per container. */
+/** `GET /assets/{asset}`: a built script or style sheet, read once per container. */
 export async function serveAsset(name: string): Promise<ContentReply> {
   if (!Object.hasOwn(BROWSER_ASSETS, name)) throw notFound("asset", name);
   const folder = process.env[BROWSER_ASSETS_DIR_VARIABLE];
@@ -35,7 +44,7 @@ export async function serveAsset(name: string): Promise<ContentReply> {
     contents.catch(() => loaded.delete(name));
   }
   return content(200, await contents, {
-    contentType: "text/javascript; charset=utf-8",
+    contentType: name.endsWith(".css") ? CONTENT_TYPES.css : CONTENT_TYPES.js,
     headers: { "cache-control": `public, max-age=${CACHE_SECONDS}` },
   });
 }

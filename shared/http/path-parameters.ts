@@ -69,8 +69,8 @@ export const PATH_PARAMETERS = {
   gateway_name: { pattern: new RegExp(`^${GATEWAY_NAME}$`), resource: "gateway" },
   /** A file of the API reference page (`swagger-ui.css`): a name the docs module knows, or a 404. */
   docs_file: { pattern: /^[a-z0-9-]{1,40}(\.[a-z0-9]{1,8}){1,2}$/, resource: "docs-asset" },
-  /** A script served to browsers (`shared/http/assets.ts`). */
-  asset: { pattern: /^[a-z][a-z0-9-]{0,40}\.js$/, resource: "asset" },
+  /** A script or style sheet served to browsers (`shared/http/assets.ts`). */
+  asset: { pattern: /^[a-z][a-z0-9-]{0,40}\.(js|css)$/, resource: "asset" },
   /** The first 6 to 8 digits of a card number. */
   iin: { pattern: /^[0-9]{6,8}$/, resource: "iin" },
 } as const satisfies Record<string, PathParameterShape>;

@@ -615,6 +615,7 @@ describe("the contract against live answers", () => {
       credentials: "none",
     });
     await ok("GET /assets/{asset}", "/assets/payments.js", { credentials: "none" });
+    expect(await ok("GET /dashboard", "/dashboard", { credentials: "none" })).toContain("assets/dashboard.js");
 
     // Deletions last.
     await ok(
