@@ -11,6 +11,7 @@ import {
 } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Construct } from "constructs";
+import { KEY_USE_PREFIX } from "../shared/db/keys.ts";
 import { OPENAPI_DOCUMENT_FILE } from "../shared/docs/openapi.ts";
 import { BROWSER_ASSETS_DIR_VARIABLE } from "../shared/http/assets.ts";
 import { bundlingEnvironment, nodejsBundling, projectRoot } from "./bundling.ts";
@@ -179,6 +180,22 @@ export function grantTable(fn: LambdaFunction, table: ITable, access: TableAcces
     reason:
       "grantReadData/grantReadWriteData also cover the global secondary indexes of the stage's one table, whose ARNs IAM can only name as <table ARN>/index/*.",
   });
+}
+
+/**
+ * Lets `fn`, which only reads `table`, record when its caller's private key was used
+ * (`shared/projects/key-use.ts`): `dynamodb:UpdateItem` alone, and only on the key-use items, the
+ * partition keys that start with `key-use#` (`dynamodb:LeadingKeys`). A function that writes the
+ * table needs nothing more.
+ */
+export function grantKeyUse(fn: LambdaFunction, table: ITable): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ["dynamodb:UpdateItem"],
+      resources: [table.tableArn],
+      conditions: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [`${KEY_USE_PREFIX}*`] } },
+    }),
+  );
 }
 
 /** The two KMS keys of the card vault (`shared/cards/vault.ts`). */

@@ -4,7 +4,7 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Key } from "aws-cdk-lib/aws-kms";
 import type { Construct } from "constructs";
-import { ApiFunction, type CardVaultKeys, grantCardVault, grantTable } from "./api-function.ts";
+import { ApiFunction, type CardVaultKeys, grantCardVault, grantKeyUse, grantTable } from "./api-function.ts";
 import { grantScheduling, type SchedulingRefs } from "./scheduling.ts";
 import { functionId, type RouteDeclaration, routeKey } from "./topology.ts";
 
@@ -139,6 +139,8 @@ export class RouteStack extends NestedStack {
       // it without a dependency cycle; a custom domain would be passed here instead.
       fn.addEnvironment("API_URL", api.apiEndpoint);
       if (route.table !== "none") grantTable(fn, table(), route.table);
+      // A read route opened by a private key records the key's use (`shared/projects/key-use.ts`).
+      if (route.table === "read" && !route.unauthenticated) grantKeyUse(fn, table());
       if (route.cardVault) grantCardVault(fn, cardKeys(), route.cardVault);
       if (route.scheduler) grantScheduling(fn, scheduling(), route.scheduler);
       this.functions.set(route.handler, fn);

@@ -604,6 +604,16 @@ export const apiKeySchema = z.strictObject({
   revoked_at: nullableText,
 });
 
+/** A key as `GET /api-keys` lists it: with when it was last used. */
+export const listedApiKeySchema = z.extend(apiKeySchema, {
+  last_used_at: z.nullable(z.string()).check(
+    z.meta({
+      description:
+        "When the key last opened a request (recorded at most once per 5 minutes per server instance); null if never since this was recorded",
+    }),
+  ),
+});
+
 // Statistics
 const countSchema = z.int().check(z.meta({ description: "Authorization attempts" }));
 export const statisticsSchema = z.strictObject({

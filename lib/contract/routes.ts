@@ -64,6 +64,7 @@ import {
   exportSchema,
   gatewayConfigurationSchema,
   invoiceSchema,
+  listedApiKeySchema,
   nativeApmSchema,
   payoutItemSchema,
   payoutSchema,
@@ -894,7 +895,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     summary: "List the environment's private keys",
     description:
       "Every key the environment holds, newest first: never a key itself, nor its hash. The key the environment was created with is listed too, with `last4` null.",
-    answer: one("api_keys", z.array(apiKeySchema)),
+    answer: one("api_keys", z.array(listedApiKeySchema)),
   },
   "POST /api-keys": {
     summary: "Create a private key",

@@ -67,3 +67,11 @@ export async function asProviderCall<T>(call: () => Promise<T>): Promise<T> {
     trips.providerCalls += provider.calls;
   }
 }
+
+/**
+ * Runs work nothing on the request's path waits for (a best-effort record started beside it), outside
+ * the unit of work under way: counted nowhere, as background work is.
+ */
+export function outsideRoundTrips<T>(work: () => T): T {
+  return meter.exit(work);
+}

@@ -1,5 +1,6 @@
 import { isEnvironmentProjectId, SANDBOX_PROJECT_PREFIX } from "../ids.ts";
 import { findEnvironment, type ProjectEnvironment } from "../projects/environment.ts";
+import { noteKeyUse } from "../projects/key-use.ts";
 import { type ApiKeyRecord, matchingKey } from "../projects/keys.ts";
 import { authenticationFailed, unknownProject } from "./errors.ts";
 
@@ -82,6 +83,7 @@ export async function authenticate(
   }
   // The environment comes from the stored record; the id prefix must agree with it.
   if (environment.sandbox !== username.startsWith(SANDBOX_PROJECT_PREFIX)) throw authenticationFailed();
+  if (key) noteKeyUse(environment.id, key.id);
   return {
     projectId: environment.id,
     sandbox: environment.sandbox,

@@ -10,6 +10,7 @@ import { integerField, text } from "../validation/fields.ts";
 import { parseInput } from "../validation/parse.ts";
 import * as z from "../validation/zod.ts";
 import { findEnvironment, type ProjectEnvironment, rememberEnvironment } from "./environment.ts";
+import { keyUsesOf } from "./key-use.ts";
 import { type ApiKeyRecord, apiKeysOf, hashPrivateKey, keyOpens, newPrivateKey, statusOf } from "./keys.ts";
 
 /**
@@ -59,11 +60,16 @@ const overlapSeconds = z.pipe(
 export const apiKeyInput = z.object({ name: keyName });
 export const apiKeyRollInput = z.object({ name: keyName, overlap_seconds: z.optional(overlapSeconds) });
 
-/** `GET /api-keys`: newest first, every record kept. */
+/** `GET /api-keys`: newest first, every record kept, with when each was last used (read beside it). */
 export async function listApiKeys(caller: AuthenticatedCaller) {
-  const environment = await freshEnvironment(caller.projectId);
+  const [environment, uses] = await Promise.all([
+    freshEnvironment(caller.projectId),
+    keyUsesOf(caller.projectId),
+  ]);
   const now = clock.now();
-  return [...apiKeysOf(environment)].reverse().map((key) => presentApiKey(key, now));
+  return [...apiKeysOf(environment)]
+    .reverse()
+    .map((key) => ({ ...presentApiKey(key, now), last_used_at: uses[key.id] ?? null }));
 }
 
 /** A change's answer: the key it is about, and a new key's secret (in this answer only). */

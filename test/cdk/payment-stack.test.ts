@@ -235,16 +235,35 @@ describe("PaymentStack", () => {
   });
 
   describe("permissions", () => {
-    it("lets the functions of read routes read the table but never write it", () => {
+    it("lets the functions of read routes read the table, and write nothing but a key's use, to its own items", () => {
       const readRoutes = routes.filter((route) => route.table === "read");
       expect(readRoutes.length).toBeGreaterThan(0);
       for (const route of readRoutes) {
-        const actions = actionsOf(statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler)));
-        expect(actions, route.handler).toContain("dynamodb:Query");
+        const statements = statementsOf(devTemplate, functionLogicalId(devTemplate, route.handler));
+        // A private key's use (shared/projects/key-use.ts): UpdateItem on the key-use items alone.
+        const keyUse = statements.filter((statement) => statement.Condition !== undefined);
+        const others = statements.filter((statement) => statement.Condition === undefined);
+        expect(actionsOf(others), route.handler).toContain("dynamodb:Query");
         expect(
-          actions.filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action)),
+          actionsOf(others).filter((action) => DYNAMODB_WRITE_ACTIONS.includes(action)),
           route.handler,
         ).toEqual([]);
+        // On the table alone (the first resource its reads are granted on: the table, then its indexes).
+        const reads = others.find((statement) => actionsOf([statement]).includes("dynamodb:Query"));
+        const tableArn = [reads?.Resource].flat()[0];
+        expect(tableArn, route.handler).toBeDefined();
+        expect(keyUse, route.handler).toEqual(
+          route.unauthenticated
+            ? []
+            : [
+                {
+                  Effect: "Allow",
+                  Action: "dynamodb:UpdateItem",
+                  Resource: tableArn,
+                  Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["key-use#*"] } },
+                },
+              ],
+        );
       }
     });
 

@@ -5,10 +5,12 @@
  */
 
 import { GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { clock } from "../../shared/clock.ts";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
+import { KEY_USE_WINDOW_MS, keyUsesOf, recordKeyUse } from "../../shared/projects/key-use.ts";
 import { hashPrivateKey, newPrivateKey } from "../../shared/projects/keys.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
@@ -201,5 +203,89 @@ describe("API keys", () => {
     expect(listed.body.api_keys).toHaveLength(7);
     for (const answer of answers)
       expect((await as(answer.body.private_key).get("/customers")).status).toBe(200);
+  });
+});
+
+describe("API keys' last use", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** The key-use writes sent for `keyId` from now on (each DynamoDB UpdateItem of its item). */
+  function keyUseWrites(scope: string, keyId: string, fail = false) {
+    const send = dynamo.send.bind(dynamo);
+    const writes: string[] = [];
+    vi.spyOn(dynamo, "send").mockImplementation(((command: UpdateCommand) => {
+      const input = command.input as UpdateCommand["input"] | undefined;
+      if (
+        command instanceof UpdateCommand &&
+        input?.Key?.pk === keys.keyUse(scope).pk &&
+        input.ExpressionAttributeNames?.["#key"] === keyId
+      ) {
+        writes.push(String(input.ExpressionAttributeValues?.[":at"]));
+        if (fail) return Promise.reject(new Error("DynamoDB is throttling"));
+      }
+      return send(command as never);
+    }) as never);
+    return writes;
+  }
+
+  async function lastUsed(client: ReturnType<typeof api>, keyId: string): Promise<string | null> {
+    const listed = await client.get("/api-keys");
+    expect(listed.status).toBe(200);
+    return listed.body.api_keys.find((key: { id: string }) => key.id === keyId).last_used_at;
+  }
+
+  it("is null for a new key, set once it opens a request, and written once per 5 minutes however often it is used", async () => {
+    const { project, client, as } = await environment();
+    const scope = project.sandbox.project_id;
+    const created = await client.post("/api-keys", { name: "Reports" });
+    const { id } = created.body.api_key;
+    expect(await lastUsed(client, id)).toBeNull();
+
+    const writes = keyUseWrites(scope, id);
+    const before = Date.now();
+    expect((await as(created.body.private_key).get("/customers")).status).toBe(200);
+    // The write started beside the request; nothing waited for it.
+    expect(writes).toHaveLength(1);
+    await vi.waitFor(async () => expect(await lastUsed(client, id)).not.toBeNull());
+    const first = (await lastUsed(client, id)) as string;
+    expect(Date.parse(first)).toBeGreaterThanOrEqual(before - 1000);
+
+    // Used again within the window: nothing written.
+    for (let use = 0; use < 3; use++)
+      expect((await as(created.body.private_key).get("/customers")).status).toBe(200);
+    expect(writes).toHaveLength(1);
+    expect(await lastUsed(client, id)).toBe(first);
+
+    // Once the window is over, the next use is written, later.
+    const later = new Date(Date.now() + KEY_USE_WINDOW_MS + 1000);
+    vi.spyOn(clock, "now").mockReturnValue(later);
+    expect((await as(created.body.private_key).get("/customers")).status).toBe(200);
+    expect(writes).toHaveLength(2);
+    await vi.waitFor(async () => expect(await lastUsed(client, id)).toBe(later.toISOString()));
+  });
+
+  it("never goes backwards, and a failed write never fails the request (the next use tries again)", async () => {
+    const { project, client, as } = await environment();
+    const scope = project.sandbox.project_id;
+    const { body } = await client.post("/api-keys", { name: "Batch" });
+    const { id } = body.api_key;
+    await recordKeyUse(scope, id, new Date("2030-01-01T00:00:00.000Z"));
+    await recordKeyUse(scope, id, new Date("2029-01-01T00:00:00.000Z"));
+    expect((await keyUsesOf(scope))[id]).toBe("2030-01-01T00:00:00.000Z");
+
+    const nightly = (await client.post("/api-keys", { name: "Nightly" })).body;
+    const failing = keyUseWrites(scope, nightly.api_key.id, true);
+    expect((await as(nightly.private_key).get("/customers")).status).toBe(200);
+    expect(failing).toHaveLength(1);
+    vi.restoreAllMocks();
+    // The failure made the container forget the use: the next one, within the window, writes again.
+    const retried = keyUseWrites(scope, nightly.api_key.id);
+    await vi.waitFor(async () => {
+      expect((await as(nightly.private_key).get("/customers")).status).toBe(200);
+      expect(retried).toHaveLength(1);
+    });
+    await vi.waitFor(async () => expect(await lastUsed(client, nightly.api_key.id)).not.toBeNull());
   });
 });
