@@ -24,8 +24,14 @@ import { formatTable, percentile } from "./stats.ts";
  * Issue 23's business metrics put Powertools Metrics (`shared/observability/metrics.ts`) in every
  * function: 11.1 to 13.4 KiB more in each of the 147 bundles (median 11.8), measured on the same
  * commit with and without them. The limit and each exception moved by 15 KiB for it.
+ *
+ * Issue 24's dashboard calls the API with a person's session (`shared/dashboard/session-auth.ts`):
+ * every API function reads a session cookie, checks its CSRF token and the role × action table of
+ * every route (`shared/dashboard/roles.ts`, 7 KiB of it), and writes a change's audit entry: 12.2 KiB
+ * more in `invoices/capture` (290.5 → 303.0 KB) and `customers/get` (151.3 → 163.9 KB), measured on
+ * the same tree with and without it. The limit and each exception of an API function moved by 13 KiB.
  */
-export const BUNDLE_LIMIT_KIB = 295;
+export const BUNDLE_LIMIT_KIB = 308;
 /**
  * Functions allowed beyond the limit, each with its own limit and why. The SFTP delivery of exports
  * carries the SSH client (ssh2, about 245 KiB of it even without ssh2's server, and 47 KiB of the
@@ -46,12 +52,20 @@ export const BUNDLE_LIMIT_KIB = 295;
  * with `coupon_id` redeems one) and the billing arithmetic (charges, prorations, discounts):
  * 286 → 293 and 295 KiB. Loading the providers' connectors as chunks of their own is the way back
  * under 280 (issue 26, the request's overhead).
+ *
+ * The dashboard's passkey steps carry `@simplewebauthn/server` (with the ASN.1 and X.509 parsers
+ * its attestation formats need, about 260 KiB): only these four sign-in and enrolment functions
+ * load it, on no API request's path (`shared/dashboard/passkeys.ts`).
  */
 export const BUNDLE_LIMIT_EXCEPTIONS_KIB: Readonly<Record<string, number>> = {
   "exports/deliver": 385,
-  "sandbox/advance-clock": 315,
-  "subscriptions/create": 315,
-  "subscriptions/update": 315,
+  "sandbox/advance-clock": 328,
+  "subscriptions/create": 328,
+  "subscriptions/update": 328,
+  "dashboard/passkeys-options": 356,
+  "dashboard/passkeys-register": 392,
+  "dashboard/sign-in-passkey-options": 356,
+  "dashboard/sign-in-passkey": 375,
 };
 
 /** The limit of one handler's bundle. */

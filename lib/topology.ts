@@ -85,6 +85,20 @@ const PRODUCT_LINK =
 const THREE_DS_PAGE =
   "the shopper's browser opens the 3DS challenge page without credentials; the unguessable token in the path (192 random bits) selects the one open challenge it may answer, once.";
 
+const DASHBOARD_SESSION =
+  "the dashboard's routes take a person's session instead of an API key (shared/dashboard): sign-in is by password with growing delays and a lockout, every other route needs a live session (a 256-bit secret in an HttpOnly, Secure, SameSite=Strict cookie) whose role allows it, and every change the session's CSRF token.";
+
+/** The dashboard's routes (`functions/dashboard/<handler>`): every one reads or writes people and sessions. */
+function dashboardRoutes(list: readonly (readonly [HttpMethod, string, string])[]): RouteDeclaration[] {
+  return list.map(([method, path, handler]) => ({
+    method,
+    path,
+    handler: `dashboard/${handler}`,
+    table: "write",
+    unauthenticated: DASHBOARD_SESSION,
+  }));
+}
+
 export const routes: readonly RouteDeclaration[] = [
   { method: "POST", path: "/customers", handler: "customers/create", table: "write" },
   { method: "GET", path: "/customers", handler: "customers/list", table: "read" },
@@ -565,6 +579,26 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "POST", path: "/api-keys", handler: "api-keys/create", table: "write" },
   { method: "POST", path: "/api-keys/{api_key_id}/roll", handler: "api-keys/roll", table: "write" },
   { method: "DELETE", path: "/api-keys/{api_key_id}", handler: "api-keys/revoke", table: "write" },
+  // The dashboard's people, sign-in, sessions and audit log (shared/dashboard): no API key, a session.
+  ...dashboardRoutes([
+    ["POST", "/dashboard/sign-in", "sign-in"],
+    ["POST", "/dashboard/sign-in/totp", "sign-in-totp"],
+    ["POST", "/dashboard/sign-in/passkey/options", "sign-in-passkey-options"],
+    ["POST", "/dashboard/sign-in/passkey", "sign-in-passkey"],
+    ["GET", "/dashboard/session", "session"],
+    ["POST", "/dashboard/sign-out", "sign-out"],
+    ["POST", "/dashboard/sign-out-everywhere", "sign-out-everywhere"],
+    ["POST", "/dashboard/totp", "totp-start"],
+    ["POST", "/dashboard/totp/confirm", "totp-confirm"],
+    ["POST", "/dashboard/passkeys/options", "passkeys-options"],
+    ["POST", "/dashboard/passkeys", "passkeys-register"],
+    ["GET", "/dashboard/users", "users-list"],
+    ["POST", "/dashboard/invitations", "invitations-create"],
+    ["PUT", "/dashboard/users/{user_id}", "users-update"],
+    ["DELETE", "/dashboard/users/{user_id}", "users-delete"],
+    ["POST", "/dashboard/accept", "accept"],
+    ["GET", "/dashboard/audit-log", "audit-log"],
+  ]),
   { method: "POST", path: "/supervised-projects", handler: "supervised-projects/create", table: "write" },
   { method: "GET", path: "/supervised-projects", handler: "supervised-projects/list", table: "read" },
   // Apple Pay merchant certificates whose key pair we hold (shared/applepay): the key is sealed.

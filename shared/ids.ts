@@ -40,6 +40,14 @@ export const ID_PREFIXES = {
   product: "prod_",
   /** One of an environment's private keys (`shared/projects/api-keys.ts`). */
   apiKey: "apik_",
+  /** A person who signs in to the dashboard (`shared/dashboard/users.ts`). */
+  dashboardUser: "user_",
+  /** A dashboard session (its public id; the cookie holds a secret, `shared/dashboard/sessions.ts`). */
+  dashboardSession: "dses_",
+  /** An invitation to a project's dashboard, or a one-time sign-in link (`shared/dashboard/links.ts`). */
+  invitation: "inv_",
+  /** An entry of a project's dashboard audit log (`shared/dashboard/audit.ts`). */
+  auditEntry: "aud_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

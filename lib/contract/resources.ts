@@ -641,6 +641,57 @@ export const statisticsSchema = z.strictObject({
   ),
 });
 
+// The dashboard (shared/dashboard)
+const dashboardRole = z.enum(["owner", "developer", "support", "read-only"]);
+export const dashboardUserSchema = z.strictObject({
+  id: z.string(),
+  email: z.string(),
+  role: dashboardRole,
+  project_id: z.string().check(z.meta({ description: "The root project id (`proj_…`)" })),
+  totp_enabled: z.boolean(),
+  passkeys: z.int(),
+  password_set: z.boolean(),
+  created_at: z.string(),
+});
+export const dashboardSessionSchema = z.strictObject({
+  id: z
+    .string()
+    .check(z.meta({ description: "The session's id (never its secret, which is in the cookie only)" })),
+  expires_at: z.string(),
+  second_factor: z.enum(["required", "done", "not-enrolled"]),
+  csrf_token: z.string().check(z.meta({ description: "Send it in `X-CSRF-Token` with every change" })),
+  role: dashboardRole,
+  project_id: z.string(),
+  environments: z.strictObject({ sandbox: z.string(), live: z.string() }),
+});
+export const dashboardInvitationSchema = z.strictObject({
+  id: z.string(),
+  kind: z.enum(["invitation", "sign-in"]),
+  email: z.string(),
+  role: dashboardRole,
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+export const auditEntrySchema = z.strictObject({
+  id: z.string(),
+  project_id: z.string(),
+  actor: z.strictObject({ user_id: nullableText, email: nullableText, role: z.nullable(dashboardRole) }),
+  action: z.string(),
+  route: nullableText,
+  method: nullableText,
+  path: nullableText,
+  environment: nullableText,
+  subject: z.nullable(z.strictObject({ type: z.string(), id: z.string() })),
+  ip_address: nullableText,
+  user_agent: nullableText,
+  request_id: nullableText,
+  outcome: z.enum(["started", "succeeded", "failed"]),
+  status: z.nullable(z.int()),
+  detail: nullableText,
+  created_at: z.string(),
+  completed_at: nullableText,
+});
+
 // Activities
 export const activitySchema = z.strictObject({
   id: z.string(),
@@ -652,7 +703,10 @@ export const activitySchema = z.strictObject({
   title: z.string(),
   subject: z.nullable(z.strictObject({ type: z.string(), id: z.string() })),
   actor: z.strictObject({
-    credential: z.enum(["private-key", "public-key", "supervisor-key", "system"]),
+    credential: z.enum(["private-key", "public-key", "supervisor-key", "dashboard", "system"]),
+    user: z
+      .nullable(z.strictObject({ id: z.string(), email: z.string(), role: z.string() }))
+      .check(z.meta({ description: "The person, for a change made through the dashboard" })),
     request_id: nullableText,
     ip_address: nullableText,
     user_agent: nullableText,
@@ -897,6 +951,10 @@ export const components = {
   Error: errorSchema,
   Activity: activitySchema,
   ApiKey: apiKeySchema,
+  DashboardUser: dashboardUserSchema,
+  DashboardSession: dashboardSessionSchema,
+  DashboardInvitation: dashboardInvitationSchema,
+  AuditEntry: auditEntrySchema,
   Statistics: statisticsSchema,
   Balances: balancesSchema,
   ApplePayCertificate: applepayCertificateSchema,

@@ -48,6 +48,7 @@ import {
   addonSchema,
   apiKeySchema,
   applepayCertificateSchema,
+  auditEntrySchema,
   balancesSchema,
   billingAnswerShape,
   cardInformationSchema,
@@ -57,6 +58,9 @@ import {
   createdSupervisedProjectSchema,
   customerActionSchema,
   customerSchema,
+  dashboardInvitationSchema,
+  dashboardSessionSchema,
+  dashboardUserSchema,
   discountSchema,
   eventSchema,
   exportLayoutOptionsSchema,
@@ -128,6 +132,13 @@ const payment = success({
 });
 
 const flag = z.optional(z.enum(["true", "false"]));
+
+/** Every sign-in step answers the person and their (new) session. */
+const signedInAnswer = success({
+  user: z.nullable(dashboardUserSchema),
+  session: dashboardSessionSchema,
+});
+const dashboardSignInInput = z.object({ email: z.string(), password: z.string() });
 
 /** When a change of what a subscription bills is billed, and whether it is only a preview. */
 const timingFields = {
@@ -925,6 +936,103 @@ export const contract: Readonly<Record<string, RouteContract>> = {
     description:
       "The key opens nothing from now on (other containers within 30 seconds). The environment's last key that opens requests cannot be revoked: a 409.",
     answer: one("api_key", apiKeySchema),
+  },
+  "POST /dashboard/sign-in": {
+    summary: "Sign in to the dashboard",
+    description:
+      "Sets the `__Host-session` cookie (HttpOnly, Secure, SameSite=Strict). `session.second_factor` is `required` when the person has a TOTP or a passkey to give next (the session opens nothing else meanwhile), `not-enrolled` when they have none (sandbox only). Failed attempts are counted per person (and per email): after 3, each waits a growing delay, after 10 signing in is locked 15 minutes (429 with `Retry-After`).",
+    body: dashboardSignInInput,
+    answer: signedInAnswer,
+    example: { email: "owner@example.com", password: "correct horse battery staple" },
+  },
+  "POST /dashboard/sign-in/totp": {
+    summary: "Give the second factor: a TOTP code",
+    description:
+      "With the session of the password step and its `X-CSRF-Token`. A code is accepted once. The session is replaced (new id, secret, cookie and CSRF token).",
+    body: z.object({ code: z.string() }),
+    answer: signedInAnswer,
+  },
+  "POST /dashboard/sign-in/passkey/options": {
+    summary: "WebAuthn options to give a passkey as the second factor",
+    description: "With the session of the password step: the challenge is kept with it.",
+    answer: success({ options: z.record(z.string(), z.unknown()) }),
+  },
+  "POST /dashboard/sign-in/passkey": {
+    summary: "Give the second factor: a passkey",
+    description:
+      "`credential`: the browser's `navigator.credentials.get` answer as JSON. The session is replaced.",
+    body: z.object({ credential: z.record(z.string(), z.unknown()) }),
+    answer: signedInAnswer,
+  },
+  "GET /dashboard/session": {
+    summary: "The signed-in person and their session",
+    description:
+      "401 `request.dashboard.signed-out` without a live session. Extends the session's idle expiry (30 minutes).",
+    answer: signedInAnswer,
+  },
+  "POST /dashboard/sign-out": { summary: "End this session", answer: done },
+  "POST /dashboard/sign-out-everywhere": {
+    summary: "End every session of the person",
+    answer: success({ sessions_ended: z.int() }),
+  },
+  "POST /dashboard/totp": {
+    summary: "Start enrolling a TOTP authenticator",
+    description:
+      "The secret and its `otpauth://` URI (for a QR code), shown now only; confirm it with a code.",
+    answer: success({ secret: z.string(), otpauth_uri: z.string() }),
+  },
+  "POST /dashboard/totp/confirm": {
+    summary: "Confirm the TOTP authenticator with a code",
+    description:
+      "From then on the person gives a code (or a passkey) after the password; this session counts as having given it.",
+    body: z.object({ code: z.string() }),
+    answer: signedInAnswer,
+  },
+  "POST /dashboard/passkeys/options": {
+    summary: "WebAuthn options to register a passkey",
+    answer: success({ options: z.record(z.string(), z.unknown()) }),
+  },
+  "POST /dashboard/passkeys": {
+    summary: "Register a passkey",
+    description: "`credential`: the browser's `navigator.credentials.create` answer as JSON.",
+    body: z.object({ credential: z.record(z.string(), z.unknown()) }),
+    answer: signedInAnswer,
+  },
+  "GET /dashboard/users": {
+    summary: "The project's people (owners)",
+    answer: success({ users: z.array(dashboardUserSchema) }),
+  },
+  "POST /dashboard/invitations": {
+    summary: "Invite a person (owners)",
+    description:
+      "`link` is shown in this answer only (no mail is sent): the person opens it and sets a password. Valid 7 days, once.",
+    body: z.object({ email: z.string(), role: z.enum(["owner", "developer", "support", "read-only"]) }),
+    answer: success({ invitation: dashboardInvitationSchema, link: z.string() }),
+    example: { email: "support@example.com", role: "support" },
+  },
+  "PUT /dashboard/users/{user_id}": {
+    summary: "Change a person's role (owners)",
+    description: "Their sessions end. An owner cannot change their own role.",
+    body: z.object({ role: z.enum(["owner", "developer", "support", "read-only"]) }),
+    answer: success({ user: dashboardUserSchema }),
+  },
+  "DELETE /dashboard/users/{user_id}": {
+    summary: "Remove a person (owners)",
+    description: "Their sessions end. An owner cannot remove themselves.",
+    answer: done,
+  },
+  "POST /dashboard/accept": {
+    summary: "Accept an invitation or a sign-in link",
+    description: "Sets the person's password (12 to 256 characters) and signs them in; the token is used up.",
+    body: z.object({ token: z.string(), password: z.string() }),
+    answer: signedInAnswer,
+  },
+  "GET /dashboard/audit-log": {
+    summary: "The project's audit log (owners)",
+    description:
+      "Every change made through the dashboard (recorded before it runs, with its outcome after), sign-ins, sign-outs, invitations, role changes and enrolments; newest first. Page with `limit` (1 to 100) and `starting_after` (the last id of the page before).",
+    query: z.object({ limit: z.optional(z.string()), starting_after: z.optional(z.string()) }),
+    answer: success({ audit_log: z.array(auditEntrySchema), has_more: z.boolean(), limit: z.int() }),
   },
   "POST /supervised-projects": {
     summary: "Create a sub-merchant's project",

@@ -41,7 +41,9 @@ export type ActivityType =
 
 /** Who made a change: the credential and where the request came from (`system` for the service's own jobs). */
 export interface Actor {
-  credential: "private-key" | "public-key" | "supervisor-key" | "system";
+  credential: "private-key" | "public-key" | "supervisor-key" | "dashboard" | "system";
+  /** The person, when the change was made through the dashboard. */
+  user: { id: string; email: string; role: string } | null;
   request_id: string | null;
   ip_address: string | null;
   user_agent: string | null;
@@ -66,6 +68,7 @@ function actorOf(caller: Caller | AuthenticatedCaller): Actor {
   const authenticated = "credential" in caller ? caller : undefined;
   return {
     credential: authenticated?.credential ?? "system",
+    user: authenticated?.user ?? null,
     request_id: authenticated?.origin?.requestId ?? null,
     ip_address: authenticated?.origin?.sourceIp ?? null,
     user_agent: authenticated?.origin?.userAgent?.slice(0, 256) ?? null,
@@ -118,7 +121,8 @@ export function presentActivity(activity: Activity) {
     type: activity.type,
     title: activity.title,
     subject: activity.subject,
-    actor: activity.actor,
+    // Entries from before the dashboard name no person.
+    actor: { ...activity.actor, user: activity.actor.user ?? null },
     created_at: activity.created_at,
   };
 }

@@ -1,5 +1,13 @@
 import middy, { type MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { type AuditEntry, auditOutcome } from "../dashboard/audit.ts";
+import {
+  auditStart,
+  authenticateSession,
+  hasSessionCookie,
+  isAuditedChange,
+  type SessionCaller,
+} from "../dashboard/session-auth.ts";
 import { IdempotencyKeyTaken, type TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
 import { flushMetrics, recordRequest } from "../observability/metrics.ts";
@@ -115,6 +123,8 @@ interface State {
   request?: PublicRequest & { caller?: AuthenticatedCaller };
   idempotency?: IdempotencyHandle;
   expandAnswer?: (body: AnswerBody) => Promise<AnswerBody>;
+  /** The audit log's entry of a change a dashboard session makes, written before the handler. */
+  audited?: AuditEntry;
 }
 type ApiContext = Context & { api: State };
 
@@ -146,6 +156,7 @@ export function api(handle: (request: ApiRequest) => Promise<Answer>, options: A
     .use(authentication(authMode))
     .use(pathParameters(options.notFound))
     .use(parsing(options.publicKey, shown, options.expand))
+    .use(audited())
     .use(idempotency(options.idempotency ?? "lock", options.idempotencyParameters))
     .handler(async (_event, context, { signal }) => {
       const state = context.api;
@@ -292,7 +303,13 @@ function authentication(
   return {
     before: async ({ event, context }) => {
       if (mode === "none") return;
-      const caller = await authenticate(event.headers?.authorization, mode);
+      // The dashboard calls the API with its session cookie and no Authorization header; a key, when
+      // sent, is what authenticates (the cookie is then ignored), exactly as before the dashboard.
+      const authorization = event.headers?.authorization;
+      const caller =
+        authorization === undefined && hasSessionCookie(event)
+          ? await authenticateSession(event)
+          : await authenticate(authorization, mode);
       if (caller.credential === "supervisor-key" && event.requestContext?.http?.method !== "GET") {
         throw new ApiError(
           403,
@@ -307,6 +324,32 @@ function authentication(
       };
       context.api.caller = caller;
       logger.appendKeys({ project_id: caller.projectId });
+    },
+  };
+}
+
+/**
+ * A change made through the dashboard is in the audit log before it runs, and its outcome after:
+ * if the entry cannot be written, the change is not made.
+ */
+function audited(): MiddlewareObj<Event, Result, Error, ApiContext> {
+  return {
+    before: async ({ event, context }) => {
+      const caller = context.api.caller;
+      if (caller?.credential !== "dashboard" || !isAuditedChange(event)) return;
+      context.api.audited = await auditStart(caller as SessionCaller, event);
+    },
+    after: async ({ context, response }) => {
+      const entry = context.api.audited;
+      if (entry) await auditOutcome(entry, response?.statusCode ?? 200, new Date());
+    },
+    onError: async ({ context, error, response }) => {
+      const entry = context.api?.audited;
+      if (!entry) return;
+      const status = response?.statusCode ?? errorBody(error, context.api.requestId).status;
+      await auditOutcome(entry, status, new Date()).catch((failure: unknown) =>
+        logger.error("The audit log's outcome could not be written", { error: failure }),
+      );
     },
   };
 }

@@ -15,9 +15,10 @@ export interface Caller {
 /**
  * The credential a request authenticated with: the `private-key` (server libraries), or the
  * `public-key`, the project id alone (browser and mobile libraries). What a public-key request
- * leaves behind (an `Idempotency-Key`) is kept apart from what private-key requests use.
+ * leaves behind (an `Idempotency-Key`) is kept apart from what private-key requests use. `dashboard`:
+ * a person's dashboard session (`shared/dashboard/session-auth.ts`), which may do what their role allows.
  */
-export type CredentialKind = "private-key" | "public-key" | "supervisor-key";
+export type CredentialKind = "private-key" | "public-key" | "supervisor-key" | "dashboard";
 
 /** Where a request came from, as the activity log records it (`shared/activities`). */
 export interface RequestOrigin {
@@ -33,6 +34,8 @@ export interface AuthenticatedCaller extends Caller {
   apiKeyId?: string;
   /** Set by the HTTP core for every API request. */
   origin?: RequestOrigin;
+  /** The person, when a dashboard session opened the request: activities record who. */
+  user?: { id: string; email: string; role: string };
 }
 
 /**

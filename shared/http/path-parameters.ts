@@ -49,6 +49,7 @@ export const PATH_PARAMETERS = {
   export_layout_id: id("exportLayout", "export-layout"),
   export_id: id("export"),
   api_key_id: id("apiKey", "api-key"),
+  user_id: id("dashboardUser", "user"),
   /** An export type (`transactions`, `payouts`, `payout_items`); an unknown one answers 404. */
   export_type: { pattern: /^[a-z_]{1,40}$/, resource: "export-type" },
   /** An environment's id: `proj_…` or `test-proj_…`. */

@@ -3,10 +3,12 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { contractOf, openApiDocument } from "../../lib/contract/document.ts";
 import { routeKey, routes } from "../../lib/topology.ts";
+import { clock as serviceClock } from "../../shared/clock.ts";
 import { config } from "../../shared/config.ts";
+import { firstOwner } from "../../shared/dashboard/links.ts";
 import { runExport } from "../../shared/exports/run.ts";
 import { resetExportStorage } from "../../shared/exports/storage/index.ts";
 import { newId } from "../../shared/ids.ts";
@@ -15,7 +17,9 @@ import { createProject } from "../../shared/projects/project.ts";
 import { startStripeDouble } from "../doubles/stripe.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
 import { appleCertificateFor } from "../support/applepay.ts";
+import { PASSWORD, tokenOf, totpCode } from "../support/dashboard.ts";
 import { payOnlyThrough } from "../support/gateways.ts";
+import { SoftwareAuthenticator } from "../support/passkey.ts";
 import { aWellFormed } from "../support/paths.ts";
 import { basicAuthorization, sendRaw } from "../support/raw-http.ts";
 
@@ -43,12 +47,17 @@ const recorded: Recorded[] = [];
 async function call(
   route: string,
   target: string,
-  options: { body?: Json | string; form?: boolean; credentials?: "private" | "public" | "none" } = {},
+  options: {
+    body?: Json | string;
+    form?: boolean;
+    credentials?: "private" | "public" | "none";
+    headers?: Record<string, string>;
+  } = {},
 ) {
   const [method = "GET"] = route.split(" ");
   const { project_id: id, private_key: key } = local.project.sandbox;
   const who = options.credentials ?? "private";
-  const headers: Record<string, string> = { accept: "application/json" };
+  const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (who !== "none") headers.authorization = basicAuthorization(id, who === "private" ? key : "");
   let body: string | undefined;
   if (options.body !== undefined) {
@@ -61,7 +70,8 @@ async function call(
   if (contentType.startsWith("application/json")) parsed = JSON.parse(answer.text);
   const result: Recorded = { route, status: answer.status, contentType, body: parsed, text: answer.text };
   recorded.push(result);
-  return result;
+  const cookies = [answer.headers["set-cookie"] ?? []].flat();
+  return Object.assign(result, { cookies });
 }
 
 async function ok(route: string, target: string, options: Parameters<typeof call>[2] = {}) {
@@ -577,6 +587,84 @@ describe("the contract against live answers", () => {
     });
     await ok("GET /api-keys", "/api-keys");
     await ok("DELETE /api-keys/{api_key_id}", `/api-keys/${rolled.api_key.id}`);
+
+    // The dashboard (shared/dashboard): the first owner from their one-time link, then every route
+    // with the session cookie and its CSRF token, as the page sends them.
+    {
+      const browser: { cookie?: string; csrf?: string } = {};
+      const dashboard = async (route: string, target: string, body?: Json) => {
+        const headers: Record<string, string> = {};
+        if (browser.cookie) headers.cookie = `__Host-session=${browser.cookie}`;
+        if (browser.csrf) headers["x-csrf-token"] = browser.csrf;
+        const answer = await call(route, target, { credentials: "none", headers, ...(body ? { body } : {}) });
+        expect(answer.status, `${route}: ${answer.text.slice(0, 500)}`).toBeLessThan(400);
+        const cookie = answer.cookies.map((set) => /^__Host-session=([^;]+)/.exec(set)?.[1]).find(Boolean);
+        if (cookie) browser.cookie = cookie;
+        if (answer.body.session?.csrf_token) browser.csrf = answer.body.session.csrf_token;
+        return answer.body;
+      };
+      const ownerEmail = `contract-${Date.now()}@example.com`;
+      const { token: ownerToken } = await firstOwner(local.project.live.project_id, ownerEmail, new Date());
+      await dashboard("POST /dashboard/accept", "/dashboard/accept", {
+        token: ownerToken,
+        password: PASSWORD,
+      });
+      await dashboard("GET /dashboard/session", "/dashboard/session");
+      const { secret } = await dashboard("POST /dashboard/totp", "/dashboard/totp", {});
+      await dashboard("POST /dashboard/totp/confirm", "/dashboard/totp/confirm", { code: totpCode(secret) });
+      const authenticator = new SoftwareAuthenticator(local.url);
+      const registration = await dashboard(
+        "POST /dashboard/passkeys/options",
+        "/dashboard/passkeys/options",
+        {},
+      );
+      await dashboard("POST /dashboard/passkeys", "/dashboard/passkeys", {
+        credential: authenticator.create(registration.options),
+      });
+      const { invitation, link } = await dashboard("POST /dashboard/invitations", "/dashboard/invitations", {
+        email: `contract-support-${Date.now()}@example.com`,
+        role: "support",
+      });
+      await dashboard("GET /dashboard/users", "/dashboard/users");
+      await dashboard("GET /dashboard/audit-log", "/dashboard/audit-log?limit=5");
+      await dashboard("POST /dashboard/sign-out", "/dashboard/sign-out", {});
+      await dashboard("POST /dashboard/sign-in", "/dashboard/sign-in", {
+        email: ownerEmail,
+        password: PASSWORD,
+      });
+      const request = await dashboard(
+        "POST /dashboard/sign-in/passkey/options",
+        "/dashboard/sign-in/passkey/options",
+        {},
+      );
+      await dashboard("POST /dashboard/sign-in/passkey", "/dashboard/sign-in/passkey", {
+        credential: authenticator.get(request.options),
+      });
+      const other = { ...browser };
+      Object.assign(browser, { cookie: undefined, csrf: undefined });
+      const { user: invited } = await dashboard("POST /dashboard/accept", "/dashboard/accept", {
+        token: tokenOf(link),
+        password: PASSWORD,
+      });
+      expect(invited.email).toBe(invitation.email);
+      Object.assign(browser, other);
+      await dashboard("PUT /dashboard/users/{user_id}", `/dashboard/users/${invited.id}`, {
+        role: "read-only",
+      });
+      await dashboard("DELETE /dashboard/users/{user_id}", `/dashboard/users/${invited.id}`);
+      await dashboard("POST /dashboard/sign-out-everywhere", "/dashboard/sign-out-everywhere", {});
+      // The TOTP step last: its code must be of a step after the enrolment's.
+      const later = new Date(Date.now() + 30_000);
+      vi.spyOn(serviceClock, "now").mockReturnValue(later);
+      await dashboard("POST /dashboard/sign-in", "/dashboard/sign-in", {
+        email: ownerEmail,
+        password: PASSWORD,
+      });
+      await dashboard("POST /dashboard/sign-in/totp", "/dashboard/sign-in/totp", {
+        code: totpCode(secret, later),
+      });
+      vi.restoreAllMocks();
+    }
     const { project: supervised } = await ok("POST /supervised-projects", "/supervised-projects", {
       body: { name: "Sub-merchant", dunning_configuration: [{ action: "retry", delay_in_days: 2 }] },
     });
@@ -615,7 +703,9 @@ describe("the contract against live answers", () => {
       credentials: "none",
     });
     await ok("GET /assets/{asset}", "/assets/payments.js", { credentials: "none" });
-    expect(await ok("GET /dashboard", "/dashboard", { credentials: "none" })).toContain("assets/dashboard.js");
+    expect(await ok("GET /dashboard", "/dashboard", { credentials: "none" })).toContain(
+      "assets/dashboard.js",
+    );
 
     // Deletions last.
     await ok(

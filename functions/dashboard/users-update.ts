@@ -1,0 +1,8 @@
+import { dashboardRoute } from "../../shared/dashboard/http.ts";
+import { changeRole, readRole } from "../../shared/dashboard/people.ts";
+import { presentUser } from "../../shared/dashboard/users.ts";
+
+/** PUT /dashboard/users/{user_id} {role}: a person's new role (owners); their sessions end. */
+export const handler = dashboardRoute(async ({ session, path, body }) => ({
+  body: { user: presentUser(await changeRole(session, path.user_id ?? "", readRole(body.role))) },
+}));
