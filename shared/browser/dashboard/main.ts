@@ -6,7 +6,7 @@
  */
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { type Environment, get, post, type SignedIn, setEnvironment, useSession } from "./api.ts";
+import { describe, type Environment, get, post, type SignedIn, setEnvironment, useSession } from "./api.ts";
 import { Developers } from "./developers.ts";
 import { Overview } from "./overview.ts";
 import { Payment, Payments } from "./payments.ts";
@@ -94,7 +94,11 @@ function Dashboard() {
 
   const accepted = (answer: SignedIn) => {
     setSignedIn(answer);
-    if (route.path[0] === "accept") location.hash = "#/";
+    if (route.path[0] === "accept") {
+      // Replaced, not pushed: the link's token leaves the history, and no hashchange clears the notice.
+      history.replaceState(null, "", "#/");
+      setRoute(currentRoute());
+    }
     setNotice({ kind: "ok", text: `Signed in as ${answer.user.email}.` });
   };
 
@@ -121,14 +125,22 @@ function Dashboard() {
     setNotice({ kind: "ok", text: next === "live" ? "Now showing live data." : "Now showing sandbox data." });
   };
   const signOut = async (everywhere: boolean) => {
-    await post(everywhere ? "dashboard/sign-out-everywhere" : "dashboard/sign-out").catch(() => undefined);
-    setSignedIn(null);
+    try {
+      await post(everywhere ? "dashboard/sign-out-everywhere" : "dashboard/sign-out");
+      setSignedIn(null);
+    } catch (failure) {
+      setNotice({ kind: "error", text: describe(failure) });
+    }
   };
   const context: AppContext = {
     session,
     user,
     environment,
     notify: (kind, text) => setNotice({ kind, text }),
+    renew: (answer) => {
+      useSession(answer.session);
+      setSignedIn(answer);
+    },
   };
   const here = `#/${route.path[0] ?? ""}`;
   const skip = (event: Event) => {
@@ -149,7 +161,7 @@ function Dashboard() {
         <div class="switch" role="group" aria-label="Environment">
           ${(["sandbox", "live"] as const).map(
             (name) => html`<button type="button" aria-pressed=${environment === name}
-              class=${environment === name ? "on" : ""} onClick=${() => choose(name)}>
+              onClick=${() => choose(name)}>
               ${name === "sandbox" ? "Sandbox" : "Live"}</button>`,
           )}
         </div>

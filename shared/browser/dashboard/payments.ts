@@ -167,6 +167,9 @@ function Actions(props: { transaction: Json; reload: () => void }) {
   const { session } = useApp();
   const { busy, run } = useAction();
   const t = props.transaction;
+  // What is left to refund, shown as a hint: the API decides, in exact decimals.
+  const decimals = (String(t.captured_amount).split(".")[1] ?? "").length;
+  const refundable = t.captured ? Number(t.captured_amount) - Number(t.refunded_amount) : 0;
   if (!may(session.role, "payments"))
     return html`<p class="muted">Your role (${session.role}) can read payments only.</p>`;
   const refund = (event: Event) => {
@@ -200,9 +203,9 @@ function Actions(props: { transaction: Json; reload: () => void }) {
         : null
     }
     ${
-      Number(t.available_amount) > 0 && t.captured
+      refundable > 0
         ? html`<form class="inline-form" onSubmit=${refund} aria-label="Refund">
-            <${Field} label=${`Refund amount (${t.currency}, at most ${t.available_amount})`} name="amount" inputmode="decimal"
+            <${Field} label=${`Refund amount (${t.currency}, at most ${refundable.toFixed(decimals)})`} name="amount" inputmode="decimal"
               hint="Empty: the whole amount available" />
             <${Field} label="Reason" name="reason" options=${[["", "None"], ["customer_request", "Customer request"], ["duplicate", "Duplicate"], ["fraud", "Fraud"]]} />
             <button type="submit" disabled=${busy}>Refund</button>

@@ -59,6 +59,10 @@ export function SignIn(props: { secondFactor: boolean; onSignedIn: (answer: Sign
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   useEffect(markReady, []);
+  // The second step's field takes the focus, so the keyboard goes on where the first step ended.
+  useEffect(() => {
+    if (props.secondFactor) document.querySelector<HTMLInputElement>("input[name=code]")?.focus();
+  }, [props.secondFactor]);
   const attempt = async (work: () => Promise<SignedIn>) => {
     setBusy(true);
     setError(null);
@@ -91,14 +95,14 @@ export function SignIn(props: { secondFactor: boolean; onSignedIn: (answer: Sign
     <h1>Sign in to the dashboard</h1>
     ${
       props.secondFactor
-        ? html`<form onSubmit=${totp} aria-describedby="totp-help">
+        ? html`<form key="code" onSubmit=${totp} aria-describedby="totp-help">
             <p id="totp-help">Enter the 6-digit code your authenticator app shows, or use a passkey.</p>
             <${Field} label="Authentication code" name="code" required autocomplete="one-time-code" inputmode="numeric" />
             <${Errors} error=${error} />
             <button type="submit" disabled=${busy}>Verify code</button>
             <button type="button" class="secondary" onClick=${passkey} disabled=${busy}>Use a passkey</button>
           </form>`
-        : html`<form onSubmit=${password}>
+        : html`<form key="password" onSubmit=${password}>
             <${Field} label="Email" name="email" type="email" required autocomplete="username" />
             <${Field} label="Password" name="password" type="password" required autocomplete="current-password" />
             <${Errors} error=${error} />

@@ -1,6 +1,6 @@
 /** Team (users, invitations, roles) and the audit log, for owners; the user's own account (second factors). */
 import { useState } from "preact/hooks";
-import { del, type Json, post, put } from "./api.ts";
+import { del, type Json, post, put, type SignedIn } from "./api.ts";
 import { Field, formValues, html, Loaded, Section, Table, useAction, useApp, useLoad, when } from "./ui.ts";
 
 const ROLES: [string, string][] = [
@@ -71,22 +71,22 @@ export function Audit() {
   return html`<h1>Audit log</h1>
     <${Loaded} load=${load}>${(data: Json) =>
       html`<${Table} label="Audit log" head=${["When", "Who", "What", "From", "Outcome"]}
-        rows=${first(data, "audit_log", "entries", "audit").map((entry: Json) => [
-          when(entry.at ?? entry.created_at),
-          `${entry.user?.email ?? entry.email ?? entry.user_id ?? "—"} (${entry.user?.role ?? entry.role ?? "—"})`,
+        rows=${first(data, "audit_log").map((entry: Json) => [
+          when(entry.created_at),
+          html`${entry.actor?.email ?? "—"}<br /><span class="muted">${entry.actor?.role ?? ""}</span>`,
           html`${entry.action}${entry.route ? html`<br /><code>${entry.route}</code>` : null}${
             entry.subject
-              ? html`<br /><span class="muted">${typeof entry.subject === "string" ? entry.subject : JSON.stringify(entry.subject)}</span>`
+              ? html`<br /><span class="muted">${entry.subject.type} ${entry.subject.id}</span>`
               : null
           }`,
-          html`${entry.ip ?? entry.ip_address ?? "—"}<br /><span class="muted">${entry.user_agent ?? ""}</span>`,
-          String(entry.outcome ?? "—"),
+          html`${entry.ip_address ?? "—"}<br /><span class="muted">${entry.user_agent ?? ""}</span>`,
+          `${entry.outcome}${entry.status ? ` (${entry.status})` : ""}`,
         ])} empty="Nothing recorded yet." />`}<//>`;
 }
 
 /** The user's second factors: an authenticator app (TOTP) and passkeys. */
 export function Account() {
-  const { session, user } = useApp();
+  const { session, user, renew } = useApp();
   const { busy, run } = useAction();
   const [enrolment, setEnrolment] = useState<{ secret: string; otpauth_uri: string } | null>(null);
   const start = () =>
@@ -98,9 +98,12 @@ export function Account() {
   const confirm = (event: Event) => {
     const { code } = formValues(event);
     run(async () => {
-      await post("dashboard/totp/confirm", { code });
+      const answer = await post("dashboard/totp/confirm", { code });
       setEnrolment(null);
-      return "Authenticator app set up: sign in again with its code to open live data.";
+      if (answer.session) renew(answer as SignedIn);
+      return answer.session?.second_factor === "done"
+        ? "Authenticator app set up: live data is open."
+        : "Authenticator app set up: sign in again with its code to open live data.";
     });
   };
   return html`<h1>Account</h1>

@@ -3,7 +3,7 @@ import { html } from "htm/preact";
 import type { ComponentChildren } from "preact";
 import { createContext } from "preact";
 import { useCallback, useContext, useEffect, useRef, useState } from "preact/hooks";
-import { describe, environment, get, type Json, type Session, type User } from "./api.ts";
+import { describe, environment, get, type Json, type Session, type SignedIn, type User } from "./api.ts";
 
 export { html };
 
@@ -13,6 +13,8 @@ export interface AppContext {
   environment: "sandbox" | "live";
   /** Shows a confirmation or an error in the page's status line (read out by screen readers). */
   notify(kind: "ok" | "error", text: string): void;
+  /** A change that replaced the session (second factor confirmed): its new id and CSRF token. */
+  renew(answer: SignedIn): void;
 }
 
 export const App = createContext<AppContext>(null as unknown as AppContext);

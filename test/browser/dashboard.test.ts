@@ -1,0 +1,285 @@
+import { execFile } from "node:child_process";
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Secret, TOTP } from "otpauth";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../../lib/local/paths.ts";
+import { api, type Client, type RunningStack, startStack } from "../e2e/harness.ts";
+import { type Receiver, startReceiver } from "../support/webhooks.ts";
+import { type Browser, chromiumPath, launchChromium, NO_CHROMIUM, screenshots } from "./chromium.ts";
+
+/**
+ * The merchant dashboard in headless Chromium, on `npm start` (its own DynamoDB Local, so the
+ * webhooks are its own): one signed-in browser walks what a merchant's staff does every day. Each
+ * step's screenshot, at desktop (1280x800) and phone (390x844) widths, is kept in
+ * `test/browser/screenshots/dashboard/`; axe-core checks every screen.
+ */
+if (!chromiumPath) console.warn(`Browser tests skipped: ${NO_CHROMIUM}`);
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
+const execFileAsync = promisify(execFile);
+/** Sign-in hashes passwords with scrypt (memory-hard, slow by design): on a busy machine an answer takes seconds. */
+const SLOW = { timeout: 20_000 };
+
+/** The command's environment: the running stack (found through its DATA_DIR), not the test run's table. */
+function localStackEnvironment(stack: RunningStack): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: stack.dataDir };
+  for (const name of ["TABLE_NAME", "DYNAMODB_ENDPOINT", "AWS_ENDPOINT_URL_DYNAMODB"]) delete env[name];
+  return env;
+}
+
+/** `npm run -s project -- create` against the running stack: a project, its keys and its owner's one-time link. */
+async function createProject(stack: RunningStack) {
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [
+      join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs"),
+      "bin/project.ts",
+      "create",
+      "--name",
+      "Tea shop",
+      "--owner-email",
+      OWNER.email,
+    ],
+    { cwd: repoRoot, env: localStackEnvironment(stack) },
+  );
+  const link = /https?:\/\/\S+\/dashboard#\/accept\?token=[A-Za-z0-9_-]+/.exec(stdout)?.[0];
+  const printed = JSON.parse(stdout.slice(stdout.indexOf("{")));
+  if (!link) throw new Error(`No sign-in link in:\n${stdout}`);
+  return { link, sandbox: printed.sandbox as { project_id: string; private_key: string } };
+}
+
+describe.skipIf(!chromiumPath)("the merchant dashboard in Chromium (npm start)", () => {
+  let stack: RunningStack;
+  let browser: Browser;
+  let page: Page;
+  let webhooks: Receiver;
+  let merchant: Client;
+  let sandbox: { project_id: string; private_key: string };
+  let ownerLink: string;
+  let totp: TOTP;
+  const consoleErrors: string[] = [];
+  const shot = screenshots("dashboard");
+  // Only this run's pictures: a step renamed or dropped leaves none behind.
+  const shotsFolder = join(repoRoot, "test", "browser", "screenshots", "dashboard");
+
+  /** The step's screenshot at desktop and at phone width. */
+  async function both(name: string) {
+    await shot(page, `${name}-desktop`);
+    await page.setViewportSize(PHONE);
+    await shot(page, `${name}-phone`);
+    await page.setViewportSize(DESKTOP);
+  }
+
+  /** axe-core on the screen shown: no serious or critical violation. */
+  async function accessible(screen: string) {
+    const source = await readFile(join(repoRoot, "node_modules", "axe-core", "axe.min.js"), "utf8");
+    // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+    await page.evaluate(source);
+    const violations = (await page.evaluate(
+      `axe.run().then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))`,
+    )) as { id: string; impact: string; nodes: number }[];
+    expect(
+      violations.filter((v) => v.impact === "serious" || v.impact === "critical"),
+      `${screen}: ${JSON.stringify(violations)}`,
+    ).toEqual([]);
+  }
+
+  const status = () => page.locator(".status-line p").textContent();
+  const focused = () =>
+    page.evaluate(
+      `document.activeElement?.getAttribute("name") ?? document.activeElement?.textContent?.trim()`,
+    ) as Promise<string | undefined>;
+
+  beforeAll(async () => {
+    await rm(shotsFolder, { recursive: true, force: true });
+    [stack, webhooks] = await Promise.all([startStack({ dynamodb: "own" }), startReceiver("dashboard")]);
+    ({ link: ownerLink, sandbox } = await createProject(stack));
+    merchant = api(stack.url, sandbox);
+    // Two payments told apart by their cards' last four digits.
+    for (const [number, amount] of [
+      ["4242424242424242", "24.50"],
+      ["5555555555554444", "42.00"],
+    ] as const) {
+      const { body: card } = await api(stack.url, { project_id: sandbox.project_id, private_key: "" }).post(
+        "/cards",
+        {
+          number,
+          exp_month: 12,
+          exp_year: 2030,
+          cvc2: "123",
+        },
+      );
+      const { body } = await merchant.post("/invoices", { name: `Order ${amount}`, amount, currency: "EUR" });
+      const paid = await merchant.post(`/invoices/${body.invoice.id}/capture`, { source: card.card.id });
+      expect(paid.body.transaction.status).toBe("completed");
+    }
+    browser = launchChromium();
+    page = await browser.page({ viewport: DESKTOP });
+    page.on("console", (message) => {
+      if (message.type() === "error" && /Content Security Policy/i.test(message.text()))
+        consoleErrors.push(message.text());
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+    await webhooks?.close();
+  });
+
+  it("takes the owner's one-time link, sets a password and enrols an authenticator app", async () => {
+    await page.goto(ownerLink.replace(/^https?:\/\/[^/]+/, stack.url));
+    await page.getByLabel("New password").fill(OWNER.password);
+    await page.getByLabel("Repeat the password").fill(OWNER.password);
+    await both("accept-link");
+    await accessible("accept");
+    await page.getByRole("button", { name: "Set the password and sign in" }).click();
+    await expect.poll(status, SLOW).toBe(`Signed in as ${OWNER.email}.`);
+    await expect.poll(() => page.locator(".band").textContent()).toContain("Sandbox");
+
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+    const secret = (await page.locator(".secret").textContent()) ?? "";
+    totp = new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+    // The step before now: signing in next takes this step's code, which is then new.
+    await page.getByLabel("Code from the app").fill(totp.generate({ timestamp: Date.now() - 30_000 }));
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await expect.poll(status, SLOW).toContain("Authenticator app set up");
+    await both("totp-enrolled");
+    await accessible("account");
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await page.getByRole("heading", { name: "Sign in to the dashboard" }).waitFor();
+  });
+
+  it("signs in by keyboard alone: skip link, email, password, then the TOTP code", async () => {
+    await page.goto(`${stack.url}/dashboard`);
+    await page.getByLabel("Email").waitFor();
+    await accessible("sign-in");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("email");
+    await page.keyboard.type(OWNER.email);
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("password");
+    await page.keyboard.type(OWNER.password);
+    await both("sign-in");
+    await page.keyboard.press("Enter");
+
+    await page.getByLabel("Authentication code").waitFor();
+    // The code's field has the focus: no mouse needed.
+    await expect.poll(focused).toBe("code");
+    await page.keyboard.type(totp.generate());
+    await both("sign-in-code");
+    await accessible("sign-in-code");
+    await page.keyboard.press("Enter");
+    await expect.poll(status, SLOW).toBe(`Signed in as ${OWNER.email}.`);
+
+    // The skip link is the first stop and moves the focus to the content.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("main");
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await page.locator(".charts, .muted").first().waitFor();
+    await both("overview");
+    await accessible("overview");
+
+    // Live opens: the second factor is done.
+    await page.getByRole("button", { name: "Live" }).click();
+    await expect.poll(() => page.locator(".band").textContent()).toContain("Live");
+    await expect.poll(status, SLOW).toBe("Now showing live data.");
+    await both("live");
+    await page.getByRole("button", { name: "Sandbox" }).click();
+    await expect.poll(() => page.locator(".band").textContent()).toContain("Sandbox");
+  });
+
+  it("changes the webhook URL", async () => {
+    await page.getByRole("link", { name: "Developers" }).click();
+    const field = page.getByLabel("Webhook URL");
+    await field.fill(webhooks.url);
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await expect.poll(status, SLOW).toBe(`Webhook URL set to ${webhooks.url}.`);
+    expect((await merchant.get(`/projects/${sandbox.project_id}`)).body.project.webhook_url).toBe(
+      webhooks.url,
+    );
+    await both("webhook-url");
+    await accessible("developers");
+  });
+
+  it("finds a payment by its card's last four, refunds part of it, and shows the refund and its webhook", async () => {
+    await page.getByRole("link", { name: "Payments" }).click();
+    await page.getByRole("cell", { name: "visa •••• 4242" }).first().waitFor();
+    await page.getByLabel("Search").fill("4444");
+    await expect.poll(() => page.locator("tbody tr").count()).toBe(1);
+    expect(await page.locator("tbody tr").textContent()).toContain("•••• 4444");
+    await both("payments-search");
+    await accessible("payments");
+
+    await page.getByRole("link", { name: "Order 42.00" }).click();
+    await page.getByRole("heading", { name: "Order 42.00" }).waitFor();
+    await page.getByLabel(/Refund amount/).fill("10.00");
+    await page.getByLabel("Reason").selectOption("customer_request");
+    await page.getByRole("button", { name: "Refund", exact: true }).click();
+    await expect.poll(status, SLOW).toMatch(/^Refunded 10\.00 EUR \(refund ref?_\w+\)\.$/);
+    await expect.poll(() => page.locator("dd.refunded").textContent()).toBe("10.00 EUR");
+    await page.getByRole("cell", { name: "customer_request" }).waitFor();
+
+    // The refund's event, and its webhook delivered to the URL set above.
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole("button", { name: "Refresh events" }).click();
+          return page.locator("summary", { hasText: "transaction.refunded" }).count();
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(1);
+    await page.locator("summary", { hasText: "transaction.refunded" }).click();
+    await expect
+      .poll(() => page.locator(".event details[open] tbody tr").first().textContent(), { timeout: 15_000 })
+      .toContain(webhooks.url);
+    expect(await page.locator(".event details[open] tbody tr").first().textContent()).toContain("delivered");
+    const eventId = (await page.locator(".event details[open] code").first().textContent()) ?? "";
+    expect(webhooks.requests.map((request) => JSON.parse(request.body).event_id)).toContain(eventId);
+    await both("payment-refunded");
+    await accessible("payment");
+  });
+
+  it("rolls an API key and the new key opens the API", async () => {
+    await page.getByRole("link", { name: "Developers" }).click();
+    await page
+      .getByRole("button", { name: /^Roll key/ })
+      .first()
+      .click();
+    await expect.poll(status, SLOW).toContain("rolled");
+    const key = (await page.getByTestId("new-private-key").textContent()) ?? "";
+    expect(key).toMatch(/^key_sandbox_/);
+    await both("key-rolled");
+    const answer = await fetch(`${stack.url}/customers?limit=1`, {
+      headers: { authorization: `Basic ${Buffer.from(`${sandbox.project_id}:${key}`).toString("base64")}` },
+    });
+    expect(answer.status).toBe(200);
+  });
+
+  it("shows every other screen without an accessibility violation or a CSP refusal", async () => {
+    for (const [link, heading] of [
+      ["Customers", "Customers"],
+      ["Subscriptions", "Plans and subscriptions"],
+      ["Events", "Events"],
+      ["Team", "Team"],
+      ["Audit log", "Audit log"],
+    ] as const) {
+      await page.getByRole("link", { name: link, exact: true }).click();
+      await page.getByRole("heading", { name: heading, level: 1 }).waitFor();
+      await page.locator("main .muted, main table").first().waitFor();
+      await both(link.toLowerCase().replace(/\W+/g, "-"));
+      await accessible(link);
+    }
+    expect(await page.locator("main").textContent()).toContain("POST /transactions/{transaction_id}/refunds");
+    expect(consoleErrors).toEqual([]);
+  });
+});
