@@ -87,8 +87,9 @@ export const SETTLEMENT_SHARDS = 16;
  * The authorization statistics of an environment (`shared/statistics`) are spread over this many
  * partitions, a shard picked at random per attempt: each attempt is one 2-unit update (in its
  * settlement's transaction) of its configuration's hour, so 5,000 attempts per second of one
- * configuration would bring 10,000 WCU/s to a single item; 16 keeps each partition near 625. A read
- * queries the 16 partitions at once.
+ * configuration would bring 10,000 WCU/s to a single item; 16 keeps each partition near 625. The
+ * day's update goes to 16 partitions of its own, near 625 each too. A read queries the 16
+ * partitions of its interval at once.
  */
 export const STATISTICS_SHARDS = 16;
 
@@ -277,6 +278,16 @@ export const keys = {
     sk: `${hour}#${configurationId}`,
   }),
   statisticsShard: (scope: Scope, shard: number) => `${scope}#statistics#${shard}`,
+  /**
+   * The same counts by day (UTC, of business time), written beside the hour's in the same
+   * transaction, on partitions of their own (so each partition takes one update per attempt): a
+   * daily read queries days, not 24 times as many hours.
+   */
+  statisticsDay: (scope: Scope, shard: number, day: string, configurationId: string): ItemKey => ({
+    pk: keys.statisticsDayShard(scope, shard),
+    sk: `${day}#${configurationId}`,
+  }),
+  statisticsDayShard: (scope: Scope, shard: number) => `${scope}#statistics-day#${shard}`,
   /**
    * When each private key of an environment was last used (`shared/projects/key-use.ts`): apart from
    * the environment's item, so that recording a use never races the keys' `keys_version` writes. Its

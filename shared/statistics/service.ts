@@ -7,7 +7,7 @@ import type { Caller } from "../http/auth.ts";
 import { invalidField } from "../http/errors.ts";
 import { addAmounts, currencyDigits } from "../money.ts";
 import { parseTimestamp } from "../validation/fields.ts";
-import { type CountedOutcome, hourOf } from "./counts.ts";
+import { type CountedOutcome, dayOf, hourOf } from "./counts.ts";
 
 export type Interval = "hour" | "day";
 
@@ -46,16 +46,27 @@ interface Range {
 /**
  * `GET /statistics`: the environment's authorization attempts (approved, declined, failed) and
  * approved amounts, by gateway configuration, in hourly or daily buckets (UTC) of `[from, to)`.
- * Counted as the attempts settle (`counts.ts`); a day is the sum of its hours. Every shard is
- * queried at once: one round trip (more only past a 1 MB page).
+ * Counted as the attempts settle (`counts.ts`), by hour and by day; a bucket is counted whole (the
+ * last one up to its end). Every shard is queried at once: one round trip (more only past a 1 MB
+ * page).
  */
 export async function statisticsOf(caller: Caller, query: Record<string, unknown>): Promise<Statistics> {
   const range = rangeOf(query, nowIn(caller.environment));
-  const lastHour = hourOf(new Date(range.to.getTime() - 1).toISOString());
+  // Hourly: the hour items; daily: the day items (written beside them), never the hours.
+  const daily = range.interval === "day";
+  const startOf = daily ? dayOf : hourOf;
+  const first = startOf(range.from.toISOString());
+  const last = startOf(new Date(range.to.getTime() - 1).toISOString());
   const items = (
     await Promise.all(
       Array.from({ length: STATISTICS_SHARDS }, (_, shard) =>
-        shardItems(keys.statisticsShard(caller.projectId, shard), hourOf(range.from.toISOString()), lastHour),
+        shardItems(
+          daily
+            ? keys.statisticsDayShard(caller.projectId, shard)
+            : keys.statisticsShard(caller.projectId, shard),
+          first,
+          last,
+        ),
       ),
     )
   ).flat();
@@ -99,10 +110,10 @@ function unitOf(interval: Interval): number {
 type RawItem = Record<string, AttributeValue>;
 
 /**
- * A shard's items of the hours `[firstHour, lastHour]`. Read with the plain client so that numbers
+ * A shard's items of the hours (or days) `[first, last]`. Read with the plain client so that numbers
  * stay the exact decimal strings DynamoDB keeps (amounts may pass 2^53 in minor units).
  */
-async function shardItems(pk: string, firstHour: string, lastHour: string): Promise<RawItem[]> {
+async function shardItems(pk: string, first: string, last: string): Promise<RawItem[]> {
   const found: RawItem[] = [];
   let start: RawItem | undefined;
   do {
@@ -112,9 +123,9 @@ async function shardItems(pk: string, firstHour: string, lastHour: string): Prom
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :first AND :last",
         ExpressionAttributeValues: {
           ":pk": { S: pk },
-          ":first": { S: firstHour },
-          // After every `{hour}#{configuration id}` of the last hour.
-          ":last": { S: `${lastHour}#~` },
+          ":first": { S: first },
+          // After every `{hour or day}#{configuration id}` of the last one.
+          ":last": { S: `${last}#~` },
         },
         ...(start ? { ExclusiveStartKey: start } : {}),
       }) as never,
@@ -141,8 +152,9 @@ function seriesOf(range: Range, items: RawItem[]): Statistics["series"] {
   for (const item of items) {
     const configuration = item.gateway_configuration_id?.S;
     const hour = item.hour?.S;
-    if (!configuration || !hour) continue;
-    const at = Date.parse(`${hour}:00:00.000Z`);
+    const day = item.day?.S;
+    if (!configuration || (!hour && !day)) continue;
+    const at = Date.parse(hour ? `${hour}:00:00.000Z` : `${day}T00:00:00.000Z`);
     if (at < range.from.getTime() || at >= range.to.getTime()) continue;
     const start = new Date(Math.floor(at / unit) * unit).toISOString();
     const buckets = sums.get(configuration) ?? new Map();

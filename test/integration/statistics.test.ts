@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
+import { dynamo } from "../../shared/db/client.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { createProject } from "../../shared/projects/project.ts";
@@ -69,6 +70,25 @@ function totals(series: Series | undefined) {
     for (const key of Object.keys(sum) as (keyof typeof sum)[]) sum[key] += bucket[key];
   }
   return sum;
+}
+
+/** What `read` answers, and the statistics partitions it queried. */
+async function queried<T>(read: () => Promise<T>): Promise<{ answer: T; partitions: string[] }> {
+  const send = dynamo.send.bind(dynamo);
+  const partitions: string[] = [];
+  const spy = vi.spyOn(dynamo, "send").mockImplementation(((command: {
+    constructor: { name: string };
+    input: { ExpressionAttributeValues?: Record<string, { S?: string }> };
+  }) => {
+    const pk = command.input?.ExpressionAttributeValues?.[":pk"]?.S;
+    if (command.constructor.name === "QueryCommand" && pk?.includes("#statistics")) partitions.push(pk);
+    return send(command as never);
+  }) as never);
+  try {
+    return { answer: await read(), partitions };
+  } finally {
+    spy.mockRestore();
+  }
 }
 
 const hour = (at: Date) => `${at.toISOString().slice(0, 13)}:00:00.000Z`;
@@ -169,11 +189,15 @@ describe("GET /statistics", () => {
       failed: 0,
     });
 
-    // By day: the sums of the hours, in buckets starting at midnight UTC.
-    const daily = await statistics(
-      client,
-      `from=${started.toISOString()}&to=${end.toISOString()}&interval=day`,
-    );
+    // By day: the sums of the hours, in buckets starting at midnight UTC, read from the day items
+    // alone (16 partitions of days, no hour's).
+    const range = `from=${started.toISOString()}&to=${end.toISOString()}`;
+    const { answer: daily, partitions } = await queried(() => statistics(client, `${range}&interval=day`));
+    const kinds = (queried: string[]) => [...new Set(queried.map((pk) => pk.replace(/#\d+$/, "")))];
+    expect(partitions).toHaveLength(16);
+    expect(kinds(partitions)).toEqual([`${project.sandbox.project_id}#statistics-day`]);
+    const hourly16 = await queried(() => statistics(client, `${range}&interval=hour`));
+    expect(kinds(hourly16.partitions)).toEqual([`${project.sandbox.project_id}#statistics`]);
     const midnight = `${started.toISOString().slice(0, 10)}T00:00:00.000Z`;
     expect(daily.from).toBe(midnight);
     expect(of(sandbox, daily.series)?.buckets[0]?.start).toBe(midnight);
