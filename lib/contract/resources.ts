@@ -557,7 +557,8 @@ export const gatewayConfigurationSchema = z.strictObject({
 export const projectSettingsSchema = z.looseObject({
   id: z.string(),
   webhook_url: nullableText,
-  webhook_signing_secret: z.string(),
+  /** Null for a dashboard session whose role is neither owner nor developer. */
+  webhook_signing_secret: nullableText,
 });
 
 export const customerActionSchema = z

@@ -6,7 +6,7 @@ import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import { failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
-import type { Caller } from "../http/auth.ts";
+import type { AuthenticatedCaller, Caller } from "../http/auth.ts";
 import { notFound } from "../http/errors.ts";
 import { type ProjectEnvironment, presentProject, rememberEnvironment } from "../projects/environment.ts";
 import {
@@ -42,12 +42,23 @@ export const projectChanges = z.object({
 });
 
 /** `GET /projects/{id}`: the caller's own environment only; any other id is not found. */
-export async function getProjectSettings(caller: Caller, id: string) {
+export async function getProjectSettings(caller: Caller | AuthenticatedCaller, id: string) {
   if (id !== caller.projectId) throw notFound("project", id);
   const item = await readProjectItem(caller.projectId);
   if (!item) throw notFound("project", id);
-  if (typeof item.webhook_signing_secret === "string") return present(item);
-  return present(await writeSettings(caller.projectId, {}));
+  const shown =
+    typeof item.webhook_signing_secret === "string" ? item : await writeSettings(caller.projectId, {});
+  return present(shown, mayReadSigningSecret(caller));
+}
+
+/**
+ * Whether the caller may see the webhook signing secret (with it, anyone can forge a delivery the
+ * merchant's endpoint trusts): a private key, or in the dashboard an owner or a developer. Support
+ * and read-only people see `null`.
+ */
+function mayReadSigningSecret(caller: Caller | AuthenticatedCaller): boolean {
+  const role = "user" in caller ? caller.user?.role : undefined;
+  return role === undefined || role === "owner" || role === "developer";
 }
 
 /** `PUT /projects/{id}`: sets or removes the webhook URL, refused when its environment may not send there. */
@@ -163,12 +174,12 @@ async function writeSettings(
 }
 
 /** The project as `GET`/`PUT /projects/{id}` answer it: its public view plus its webhook settings. */
-function present(item: Record<string, unknown>) {
+function present(item: Record<string, unknown>, withSecret = true) {
   const { pk, sk, type, ...environment } = item;
   return {
     ...presentProject(environment as unknown as ProjectEnvironment),
     webhook_url: typeof item.webhook_url === "string" ? item.webhook_url : null,
-    webhook_signing_secret: item.webhook_signing_secret as string,
+    webhook_signing_secret: withSecret ? (item.webhook_signing_secret as string) : null,
     ...(typeof item.supervisor_project_id === "string"
       ? {
           supervisor_project_id: item.supervisor_project_id,
