@@ -8,5 +8,8 @@ export const handler = dashboardRoute(async ({ session, body, now, baseUrl }) =>
   const email = normalEmail(body.email);
   const role = readRole(body.role);
   const { link, token } = await invite(session.project_id, email, role, session.user_id, now);
-  return { body: { invitation: presentLink(link), link: linkUrl(baseUrl, token) } };
+  return {
+    body: { invitation: presentLink(link), link: linkUrl(baseUrl, token) },
+    auditDetail: `${email} invited as ${role}`,
+  };
 });

@@ -91,17 +91,23 @@ export async function audit(entry: NewAuditEntry, now: Date): Promise<AuditEntry
 }
 
 /** The outcome of a change recorded as started. */
-export async function auditOutcome(entry: AuditEntry, status: number, now: Date): Promise<void> {
+export async function auditOutcome(
+  entry: AuditEntry,
+  status: number,
+  now: Date,
+  detail?: string,
+): Promise<void> {
   await dynamo.send(
     new UpdateCommand({
       TableName: config.tableName,
       Key: dashboardKeys.audit(entry.project_id, entry.id),
-      UpdateExpression: "SET outcome = :outcome, #status = :status, completed_at = :at",
+      UpdateExpression: `SET outcome = :outcome, #status = :status, completed_at = :at${detail ? ", detail = :detail" : ""}`,
       ExpressionAttributeNames: { "#status": "status" },
       ExpressionAttributeValues: {
         ":outcome": status < 400 ? "succeeded" : "failed",
         ":status": status,
         ":at": now.toISOString(),
+        ...(detail ? { ":detail": detail.slice(0, 500) } : {}),
       },
     }),
   );

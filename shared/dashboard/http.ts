@@ -41,9 +41,21 @@ export interface DashboardReply {
   body: Record<string, unknown>;
   /** `Set-Cookie` values. */
   cookies?: string[];
-  /** An audit entry of the request's own (sign-ins): the wrapper writes none for it then. */
-  audited?: boolean;
+  /** What the audit log's entry of the change says beside its route ("developer → read-only"). */
+  auditDetail?: string;
 }
+
+/** The audit log's name of each change of the dashboard's own routes. */
+const AUDITED_ACTIONS: Readonly<Record<string, string>> = {
+  "POST /dashboard/sign-out": "sign_out",
+  "POST /dashboard/sign-out-everywhere": "sign_out.everywhere",
+  "POST /dashboard/totp": "totp.enrolment_started",
+  "POST /dashboard/totp/confirm": "totp.enrolled",
+  "POST /dashboard/passkeys": "passkey.registered",
+  "POST /dashboard/invitations": "user.invited",
+  "PUT /dashboard/users/{user_id}": "user.role_changed",
+  "DELETE /dashboard/users/{user_id}": "user.removed",
+};
 
 type Result = APIGatewayProxyStructuredResultV2;
 export type DashboardHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<Result>;
@@ -129,12 +141,13 @@ async function run(
 
   // A signed-in person's change is in the audit log before it runs.
   let entry: AuditEntry | undefined;
-  if (change && action !== "public" && session) {
+  const audited = AUDITED_ACTIONS[event.routeKey];
+  if (change && action !== "public" && session && audited) {
     entry = await audit(
       {
         project_id: session.project_id,
         actor: { user_id: session.user_id, email: session.email, role: session.role },
-        action: event.routeKey.replace(/^\w+ \/dashboard\//, "dashboard."),
+        action: audited,
         ...requestFacts(event),
         environment: null,
         subject: subjectOf(event),
@@ -150,7 +163,7 @@ async function run(
     if (entry) await auditOutcome(entry, errorBody(error, requestId).status, clock.now());
     throw error;
   }
-  if (entry) await auditOutcome(entry, reply.status ?? 200, clock.now());
+  if (entry) await auditOutcome(entry, reply.status ?? 200, clock.now(), reply.auditDetail);
   const result = toResult({ status: reply.status ?? 200, body: reply.body }, requestId);
   if (reply.cookies?.length) result.cookies = reply.cookies;
   return result;

@@ -74,7 +74,7 @@ export async function changeRole(session: LoadedSession, userId: string, role: R
   return { ...user, role };
 }
 
-export async function removeUser(session: LoadedSession, userId: string): Promise<void> {
+export async function removeUser(session: LoadedSession, userId: string): Promise<DashboardUser> {
   const user = await target(session, userId);
   await run([
     actingOwnerCheck(session),
@@ -89,4 +89,5 @@ export async function removeUser(session: LoadedSession, userId: string): Promis
     },
   ]);
   await endAllSessions(user.project_id, user.id);
+  return user;
 }

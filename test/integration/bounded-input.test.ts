@@ -1,11 +1,21 @@
-import { describe, expect, it } from "vitest";
-import { routes } from "../../lib/topology.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type RouteDeclaration, routeKey, routes } from "../../lib/topology.ts";
+import { actionOf } from "../../shared/dashboard/roles.ts";
 import { INPUT_LIMITS } from "../../shared/http/input.ts";
 import { useInProcessApi } from "../e2e/harness.ts";
+import { type Browser, projectWithOwner } from "../support/dashboard.ts";
 import { aWellFormed, fillPath, parametersOf } from "../support/paths.ts";
 import { basicAuthorization, type RawResponse, sendRaw } from "../support/raw-http.ts";
 
 const local = useInProcessApi("Bounded input test");
+
+/** The dashboard's routes that take a person's session (not a key): its caller is a signed-in owner. */
+const takesSession = (route: RouteDeclaration) =>
+  route.path.startsWith("/dashboard/") && actionOf(routeKey(route)) !== "public";
+let owner: Browser;
+beforeAll(async () => {
+  ({ owner } = await projectWithOwner(local.url, "Bounded input test"));
+});
 
 /** What broke every route: JSON objects nested 4,000 levels deep, about 24 KB. */
 const DEEP_JSON = `${'{"a":'.repeat(3999)}{}${"}".repeat(3999)}`;
@@ -19,14 +29,16 @@ const routeCases = routes.map((route) => {
 function send(
   method: string,
   target: string,
-  options: { body?: string; contentType?: string; credentials?: boolean } = {},
+  options: { body?: string; contentType?: string; credentials?: boolean | "session" } = {},
 ): Promise<RawResponse> {
   const { project_id, private_key } = local.project.sandbox;
+  const session = { cookie: `__Host-session=${owner.cookie}`, "x-csrf-token": owner.csrf ?? "" };
   return sendRaw(local.url, {
     method,
     target,
     headers: {
-      ...(options.credentials ? { authorization: basicAuthorization(project_id, private_key) } : {}),
+      ...(options.credentials === true ? { authorization: basicAuthorization(project_id, private_key) } : {}),
+      ...(options.credentials === "session" ? session : {}),
       ...(options.body !== undefined ? { "content-type": options.contentType ?? "application/json" } : {}),
     },
     ...(options.body !== undefined ? { body: options.body } : {}),
@@ -46,14 +58,16 @@ function expectError(answer: RawResponse, status: number, errorType: string) {
 describe("bounded input, before any work", () => {
   it.each(routeCases)("%s answers a 4,000-level JSON body without credentials with a 401", async (_, c) => {
     const answer = await send(c.route.method, c.path, { body: DEEP_JSON });
-    if (c.route.unauthenticated) expectError(answer, 400, "request.validation.nesting-too-deep");
+    if (takesSession(c.route)) expectError(answer, 401, "request.dashboard.signed-out");
+    else if (c.route.unauthenticated) expectError(answer, 400, "request.validation.nesting-too-deep");
     else expectError(answer, 401, "request.authentication.invalid");
   });
 
   it.each(routeCases)(
     "%s answers it from an authenticated caller with a 400 that says the limit",
     async (_, c) => {
-      const answer = await send(c.route.method, c.path, { body: DEEP_JSON, credentials: true });
+      const credentials = takesSession(c.route) ? "session" : true;
+      const answer = await send(c.route.method, c.path, { body: DEEP_JSON, credentials });
       expectError(answer, 400, "request.validation.nesting-too-deep");
       expect(JSON.parse(answer.text).message).toContain(`more than ${INPUT_LIMITS.depth} levels deep`);
     },

@@ -228,6 +228,7 @@ describe("the activity log", () => {
       subject: { type: "project", id: scope },
       actor: {
         credential: "private-key",
+        user: null,
         request_id: webhook.headers.get("x-request-id"),
         ip_address: expect.any(String),
         user_agent: "processout-python/7.0",

@@ -227,7 +227,9 @@ describe("calls of the API with a session", () => {
     // Sign-ins, failed ones and invitations are in it too.
     const all = (await owner.get("/dashboard/audit-log?limit=100")).body.audit_log;
     const actions = new Set(all.map((entry: { action: string }) => entry.action));
-    for (const action of ["link.accepted", "dashboard.invitations"]) expect(actions).toContain(action);
+    for (const action of ["link.accepted", "user.invited"]) expect(actions).toContain(action);
+    const invitation = all.find((entry: { action: string }) => entry.action === "user.invited");
+    expect(invitation).toMatchObject({ outcome: "succeeded", detail: expect.stringMatching(/ invited as /) });
   });
 
   it("ends a person's sessions when an owner changes their role, and refuses an owner's change of their own", async () => {
@@ -248,5 +250,24 @@ describe("calls of the API with a session", () => {
     expect((await project.owner.del(`/dashboard/users/${person.id}`)).status).toBe(200);
     expect((await browser.get("/dashboard/session")).status).toBe(401);
     expect((await browser.signIn(email)).status).toBe(401);
+
+    const log = (await project.owner.get("/dashboard/audit-log?limit=10")).body.audit_log;
+    const subjectOf = (action: string) =>
+      log.find(
+        (entry: { action: string; status: number }) => entry.action === action && entry.status === 200,
+      );
+    expect(subjectOf("user.role_changed")).toMatchObject({
+      subject: { type: "user", id: person.id },
+      detail: `${email} is now read-only`,
+      outcome: "succeeded",
+    });
+    expect(subjectOf("user.removed")).toMatchObject({ detail: `${email} removed`, outcome: "succeeded" });
+    // The refused change of the owner's own role is in it too, with its outcome.
+    expect(
+      log.some(
+        (entry: { action: string; status: number }) =>
+          entry.action === "user.role_changed" && entry.status === 409,
+      ),
+    ).toBe(true);
   });
 });
