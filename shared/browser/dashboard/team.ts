@@ -1,7 +1,19 @@
 /** Team (users, invitations, roles) and the audit log, for owners; the user's own account (second factors). */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { del, type Json, post, put, type SignedIn } from "./api.ts";
-import { Field, formValues, html, Loaded, Section, Table, useAction, useApp, useLoad, when } from "./ui.ts";
+import {
+  Field,
+  formValues,
+  html,
+  Loaded,
+  markReady,
+  Section,
+  Table,
+  useAction,
+  useApp,
+  useLoad,
+  when,
+} from "./ui.ts";
 
 const ROLES: [string, string][] = [
   ["owner", "Owner"],
@@ -89,6 +101,7 @@ export function Account() {
   const { session, user, renew } = useApp();
   const { busy, run } = useAction();
   const [enrolment, setEnrolment] = useState<{ secret: string; otpauth_uri: string } | null>(null);
+  useEffect(markReady, []);
   const start = () =>
     run(async () => {
       const answer = await post("dashboard/totp");
