@@ -446,7 +446,7 @@ export async function settleOutcome(
         transitionWrite(held, next, { status: record.status, pending: pending.id }),
         ...step.extra,
         ...settlementLineWrites(lines),
-        ...attemptCountWrites(next, pending),
+        ...attemptCountWrites(next, pending, result),
         ...eventWrites(record.project_id, step.events, now),
         ...(settlement.answers && !refusal
           ? settlement.request.commit(operationReply(next, pending.type))

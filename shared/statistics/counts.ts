@@ -29,6 +29,9 @@ export function dayOf(iso: string): string {
   return iso.slice(0, 10);
 }
 
+/** What a settlement's call came back with, as far as the count needs it (`core.ts` `CallResult`). */
+export type SettledResult = { outcome: { status: string } } | { notDone: unknown };
+
 /** A counted attempt: which configuration, how it ended, when (business time). */
 interface Counted {
   configurationId: string;
@@ -36,8 +39,17 @@ interface Counted {
   at: string;
 }
 
-/** The attempt a settlement ends, if it is one to count: an authorization's, as recorded in `settled`. */
-function countedOf(settled: TransactionRecord, pending: PendingOperation): Counted | undefined {
+/**
+ * The attempt a settlement ends, if it is one to count: a card authorization's attempt as recorded
+ * in `settled`, or a native APM payment's step, which records no attempt (its outcome is the call's:
+ * confirmed, PENDING_CAPTURE → approved; refused → declined; nothing done → failed; more input asked
+ * is no outcome yet, like a 3DS round).
+ */
+function countedOf(
+  settled: TransactionRecord,
+  pending: PendingOperation,
+  result: SettledResult | undefined,
+): Counted | undefined {
   if (pending.type === "authorization") {
     const attempt = settled.attempts?.find((kept) => kept.reference === pending.id);
     const outcome = attempt && countedOutcome(attempt);
@@ -45,21 +57,37 @@ function countedOf(settled: TransactionRecord, pending: PendingOperation): Count
       ? { configurationId: attempt.gateway_configuration_id, outcome, at: attempt.at }
       : undefined;
   }
-  return undefined;
+  if (pending.type !== "native-payment" || !result) return undefined;
+  const status = "notDone" in result ? "not-done" : result.outcome.status;
+  const outcome =
+    status === "pending-capture"
+      ? "approved"
+      : status === "declined"
+        ? "declined"
+        : status === "not-done"
+          ? "failed"
+          : undefined;
+  // The step's operation, just recorded (a CUSTOMER_INPUT step records a request: not counted).
+  const at = settled.operations.at(-1)?.created_at;
+  return outcome && at ? { configurationId: settled.gateway_configuration_id, outcome, at } : undefined;
 }
 
 /**
  * The count of the authorization attempt that a settlement ends (the one of the reservation
- * `pending`, as recorded in `settled`): one update of its
+ * `pending`, as recorded in `settled`; for a native APM step, as `result` tells): one update of its
  * configuration's hour and one of its day, on a shard picked at random, for the settlement's own
  * transaction. They commit only with the conditional write that ends the reservation, so an attempt
  * is counted once whatever repeats the settlement (a replayed request never reaches it, a
  * recovery's second settle fails its condition): no count without the outcome, and no outcome
- * without its count. Nothing to count for other operations, or for a round of 3DS that leaves the
- * attempt open.
+ * without its count. Nothing to count for other operations, or for a round of 3DS (or a native
+ * APM's request for more input) that leaves the attempt open.
  */
-export function attemptCountWrites(settled: TransactionRecord, pending: PendingOperation): TransactItem[] {
-  const counted = countedOf(settled, pending);
+export function attemptCountWrites(
+  settled: TransactionRecord,
+  pending: PendingOperation,
+  result?: SettledResult,
+): TransactItem[] {
+  const counted = countedOf(settled, pending, result);
   if (!counted) return [];
   const { configurationId, outcome, at } = counted;
   const shard = Math.floor(Math.random() * STATISTICS_SHARDS);

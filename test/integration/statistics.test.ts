@@ -7,6 +7,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { dynamo } from "../../shared/db/client.ts";
+import { ProviderUnreachable } from "../../shared/gateways/connector.ts";
+import { sandboxConnector } from "../../shared/gateways/sandbox/gateway.ts";
+import { SANDBOX_APM_SUCCESS_EMAIL } from "../../shared/gateways/sandbox/native-apm.ts";
 import { recoverReservations } from "../../shared/payments/recovery.ts";
 import { OPERATION_LEASE_MS } from "../../shared/payments/transaction.ts";
 import { createProject } from "../../shared/projects/project.ts";
@@ -248,6 +251,112 @@ describe("GET /statistics", () => {
     expect(totals(series[0])).toEqual({ attempts: 1, approved: 1, declined: 0, failed: 0 });
     expect(series[0]?.buckets.find((bucket) => bucket.approved === 1)?.amounts).toEqual({ USD: "12.34" });
   });
+
+  it("counts native APM payments: a confirmation approved, a refusal declined, a provider out of reach failed, a replay and a recovered step once, a request for more input not at all", async () => {
+    const project = await createProject("Statistics native APM");
+    const client = api(local.url, project.sandbox);
+    const scope = project.sandbox.project_id;
+    const apm = (await client.get("/gateway-configurations?filter=native-alternative-payment-methods")).body
+      .gateway_configurations[0] as { id: string; gateway_name: string };
+    const source = `${apm.id}.${apm.gateway_name}`;
+    const invoice = async (amount: string) =>
+      (await client.post("/invoices", { name: "Order", amount, currency: "EUR" })).body.invoice.id as string;
+    const step = (invoiceId: string, values: Record<string, string>, idempotencyKey?: string) =>
+      client.post(
+        `/invoices/${invoiceId}/native-payment`,
+        { gateway_configuration_id: source, native_apm: { parameter_values: values } },
+        idempotencyKey ? { idempotencyKey } : {},
+      );
+    const started = new Date();
+    const range = `from=${started.toISOString()}&to=${new Date(Date.now() + 2 * 3_600_000).toISOString()}`;
+
+    // Asked for more input (CUSTOMER_INPUT): no outcome yet, nothing counted.
+    const confirmed = await invoice("25.00");
+    expect((await step(confirmed, { email: SANDBOX_APM_SUCCESS_EMAIL })).body.native_apm.state).toBe(
+      "CUSTOMER_INPUT",
+    );
+    expect((await statistics(client, range)).series).toEqual([]);
+    // Confirmed (PENDING_CAPTURE), sent twice with its Idempotency-Key: one approval.
+    const key = `statistics-native-${Date.now()}`;
+    const first = await step(confirmed, { token: "123456" }, key);
+    expect(first.body.native_apm?.state, JSON.stringify(first.body)).toBe("PENDING_CAPTURE");
+    const again = await step(confirmed, { token: "123456" }, key);
+    expect(again.body).toEqual(first.body);
+    // Refused by the provider: a decline.
+    const refused = await invoice("3.00");
+    expect((await step(refused, { email: "someone@example.com" })).body.error_type).toBe("gateway.declined");
+    // The provider out of reach: nothing done, a failed attempt.
+    const unreachable = await invoice("4.00");
+    vi.spyOn(sandboxConnector.nativeApm, "pay").mockRejectedValueOnce(new ProviderUnreachable("down"));
+    expect((await step(unreachable, { email: SANDBOX_APM_SUCCESS_EMAIL })).status).toBe(502);
+    vi.restoreAllMocks();
+    // The process dies at the confirmation's settlement; two racing recovery runs settle it once.
+    const recovered = await invoice("0.50");
+    expect((await step(recovered, { email: SANDBOX_APM_SUCCESS_EMAIL })).status).toBe(200);
+    const restore = killedAtTransaction(2);
+    expect((await step(recovered, { token: "123456" })).status).toBe(500);
+    restore();
+    vi.spyOn(clock, "now").mockReturnValue(new Date(Date.now() + OPERATION_LEASE_MS + 1000));
+    const runs = await Promise.all([
+      recoverReservations({ onlyScope: scope }),
+      recoverReservations({ onlyScope: scope }),
+    ]);
+    expect(runs.reduce((settled, run) => settled + run.settled, 0)).toBe(1);
+    vi.restoreAllMocks();
+    const recoveredState = (await client.get(`/invoices/${recovered}/transactions`)).body.transaction;
+    expect(recoveredState.native_apm?.state).toBe("PENDING_CAPTURE");
+
+    for (const interval of ["hour", "day"]) {
+      const { series } = await statistics(client, `${range}&interval=${interval}`);
+      expect(series.map((item) => item.gateway_configuration_id)).toEqual([apm.id]);
+      expect(totals(series[0]), interval).toEqual({ attempts: 4, approved: 2, declined: 1, failed: 1 });
+      const euros = (series[0]?.buckets ?? []).reduce(
+        (sum, bucket) => sum + Number(bucket.amounts.EUR ?? 0) * 100,
+        0,
+      );
+      expect(Math.round(euros), interval).toBe(2_550);
+    }
+  }, 60_000);
+
+  it("counts a subscription's renewal charge, made by the billing job, like any authorization", async () => {
+    const project = await createProject("Statistics renewal");
+    const client = api(local.url, project.sandbox);
+    await client.post("/plans", {
+      id: "monthly",
+      name: "Monthly",
+      amount: "9.99",
+      currency: "EUR",
+      interval: "1m",
+      trial_period: "1d",
+    });
+    const customer = (await client.post("/customers", { first_name: "Ada" })).body.customer;
+    const card = (await client.post("/cards", { number: APPROVED, exp_month: 12, exp_year: 2099 })).body.card;
+    const created = await client.post("/subscriptions", {
+      customer_id: customer.id,
+      plan_id: "monthly",
+      source: card.id,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const now = new Date((await client.get("/sandbox/clock")).body.clock.now);
+    const past = new Date(now.getTime() + 2 * 86_400_000);
+    const advanced = await client.post("/sandbox/clock", { advance_to: past.toISOString() });
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+    expect(advanced.body.jobs.map((job: { kind: string; outcome: string }) => job.outcome)).toContain(
+      "charged",
+    );
+    const range = `from=${now.toISOString()}&to=${new Date(past.getTime() + 3_600_000).toISOString()}`;
+    for (const interval of ["hour", "day"]) {
+      const { series } = await statistics(client, `${range}&interval=${interval}`);
+      expect(series, interval).toHaveLength(1);
+      expect(totals(series[0]), interval).toEqual({ attempts: 1, approved: 1, declined: 0, failed: 0 });
+      const charged = series[0]?.buckets.find((bucket) => bucket.approved === 1);
+      expect(charged?.amounts, interval).toEqual({ EUR: "9.99" });
+      // In the bucket of the trial's end (business time), not of the machine's time.
+      const unit = interval === "hour" ? 3_600_000 : 86_400_000;
+      const trialEnd = Date.parse(created.body.subscription.trial_end_at);
+      expect(Date.parse(charged?.start ?? "")).toBe(Math.floor(trialEnd / unit) * unit);
+    }
+  }, 60_000);
 
   it("refuses a bad interval or range with a 400 naming the field, and needs the private key", async () => {
     const project = await createProject("Statistics input");
