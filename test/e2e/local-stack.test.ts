@@ -115,6 +115,42 @@ describe("the local stack (npm start)", () => {
     expect(status).toBe(200);
   });
 
+  it("makes the first dashboard owner and a one-time sign-in link on the stack's address with --owner-email", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [
+        join(repoRoot, "node_modules/tsx/dist/cli.mjs"),
+        "bin/project.ts",
+        "create",
+        "--name",
+        "y",
+        "--owner-email",
+        "First.Owner@example.com",
+      ],
+      { cwd: repoRoot, env: { ...process.env, DATA_DIR: dataDir, TABLE_NAME: "" } },
+    );
+    const { owner, ...credentials } = JSON.parse(stdout);
+    expect(credentials).toEqual(CREDENTIALS_SHAPE);
+    expect(owner).toEqual({
+      user_id: expect.stringMatching(/^user_/),
+      email: "first.owner@example.com",
+      role: "owner",
+      sign_in_link: expect.stringMatching(
+        new RegExp(`^${stack?.url}/dashboard#/accept\\?token=[A-Za-z0-9_-]{43}$`),
+      ),
+      expires_at: expect.any(String),
+    });
+    const token = String(owner.sign_in_link).split("token=")[1];
+    const accepted = await fetch(`${stack?.url}/dashboard/accept`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token, password: "correct horse battery staple" }),
+    });
+    expect(accepted.status).toBe(200);
+    const answer = (await accepted.json()) as { session: { environments: { live: string } } };
+    expect(answer.session.environments.live).toBe(credentials.live.project_id);
+  });
+
   it("exits 0 on SIGTERM, stops Java and removes local-stack.json", async () => {
     const status = await stack?.stop("SIGTERM");
     stack = undefined;
