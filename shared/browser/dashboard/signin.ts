@@ -50,6 +50,43 @@ async function passkeyAssertion(options: Record<string, unknown>) {
   };
 }
 
+/** A new passkey for the server's creation options, as the registration's JSON (@simplewebauthn's shape). */
+export async function passkeyRegistration(options: Record<string, unknown>) {
+  const publicKey = options as unknown as Omit<
+    PublicKeyCredentialCreationOptions,
+    "challenge" | "user" | "excludeCredentials"
+  > & {
+    challenge: string;
+    user: { id: string; name: string; displayName: string };
+    excludeCredentials?: { id: string; type: "public-key"; transports?: AuthenticatorTransport[] }[];
+  };
+  const credential = (await navigator.credentials.create({
+    publicKey: {
+      ...publicKey,
+      challenge: fromBase64url(publicKey.challenge),
+      user: { ...publicKey.user, id: fromBase64url(publicKey.user.id) },
+      excludeCredentials: publicKey.excludeCredentials?.map((excluded) => ({
+        ...excluded,
+        id: fromBase64url(excluded.id),
+      })),
+    },
+  })) as PublicKeyCredential | null;
+  if (!credential) throw new Error("No passkey was made.");
+  const response = credential.response as AuthenticatorAttestationResponse;
+  return {
+    id: credential.id,
+    rawId: base64url(credential.rawId),
+    type: credential.type,
+    authenticatorAttachment: credential.authenticatorAttachment ?? undefined,
+    clientExtensionResults: credential.getClientExtensionResults(),
+    response: {
+      clientDataJSON: base64url(response.clientDataJSON),
+      attestationObject: base64url(response.attestationObject),
+      transports: response.getTransports?.() ?? [],
+    },
+  };
+}
+
 function Errors(props: { error: string | null }) {
   return props.error ? html`<p class="error" role="alert">${props.error}</p>` : null;
 }

@@ -1,6 +1,7 @@
 /** Team (users, invitations, roles) and the audit log, for owners; the user's own account (second factors). */
 import { useEffect, useState } from "preact/hooks";
 import { del, type Json, post, put, type SignedIn } from "./api.ts";
+import { passkeyRegistration } from "./signin.ts";
 import {
   Field,
   formValues,
@@ -119,6 +120,14 @@ export function Account() {
         : "Authenticator app set up: sign in again with its code to open live data.";
     });
   };
+  const addPasskey = () =>
+    run(async () => {
+      const options = await post("dashboard/passkeys/options");
+      const credential = await passkeyRegistration((options.options ?? options) as Record<string, unknown>);
+      const answer = await post("dashboard/passkeys", { credential });
+      if (answer.session) renew(answer as SignedIn);
+      return "Passkey added: use it instead of a code when you sign in.";
+    });
   return html`<h1>Account</h1>
     <dl class="facts"><dt>Email</dt><dd>${user.email}</dd><dt>Role</dt><dd>${session.role}</dd>
       <dt>Second factor</dt><dd>${session.second_factor}</dd><dt>Session ends</dt><dd>${when(session.expires_at)}</dd></dl>
@@ -133,5 +142,9 @@ export function Account() {
               </form>`
           : html`<button type="button" onClick=${start} disabled=${busy}>Set up an authenticator app</button>`
       }
+    <//>
+    <${Section} title="Passkeys">
+      <p>${user.passkeys ? `${user.passkeys} passkey(s) registered.` : "No passkey yet."}</p>
+      <button type="button" class="secondary" onClick=${addPasskey} disabled=${busy}>Add a passkey</button>
     <//>`;
 }
