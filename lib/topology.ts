@@ -325,6 +325,9 @@ export const routes: readonly RouteDeclaration[] = [
   { method: "GET", path: "/activities/{activity_id}", handler: "activities/get", table: "read" },
   // Authorization statistics (shared/statistics): counted as attempts settle, read by the overview.
   { method: "GET", path: "/statistics", handler: "statistics/get", table: "read" },
+  // Search (shared/search): payments and customers by id, card last four or email, from entries
+  // written with what they index.
+  { method: "GET", path: "/search", handler: "search/get", table: "read" },
   { method: "GET", path: "/events", handler: "events/list", table: "read" },
   { method: "GET", path: "/events/{event_id}", handler: "events/get", table: "read" },
   { method: "GET", path: "/events/{event_id}/webhooks", handler: "events/list-webhooks", table: "read" },

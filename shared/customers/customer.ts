@@ -4,7 +4,7 @@ import { CUSTOMER_FIELD_NAMES, type CustomerFields } from "./schema.ts";
 
 /**
  * A customer has at most this many tokens, so that deleting it deletes every token and records every
- * event in one transaction (at most 100 writes: 2 per token, 4 for the customer).
+ * event in one transaction (at most 100 writes: 2 per token, 5 for the customer).
  */
 export const MAX_TOKENS_PER_CUSTOMER = 40;
 

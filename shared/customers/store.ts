@@ -5,6 +5,7 @@ import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
 import { cancelledItem, failedConditions, type TransactItem, transactWrite } from "../db/transactions.ts";
+import { emailEntryWrites } from "../search/entries.ts";
 import { type Customer, MAX_TOKENS_PER_CUSTOMER } from "./customer.ts";
 import type { CustomerFields } from "./schema.ts";
 
@@ -47,6 +48,7 @@ export async function insertCustomer(customer: Customer, alsoWrite: TransactItem
       },
     },
     countChange(customer.project_id, ENTITY, 1),
+    ...emailEntryWrites(customer, null, customer.email),
     ...alsoWrite,
   ]);
 }
@@ -134,6 +136,10 @@ export async function updateCustomer(
           ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         },
       },
+      // The email's search entry moves with it, on the version read (`shared/search`).
+      ...(changes.email !== undefined
+        ? emailEntryWrites(customer, customer.email, changes.email ?? null)
+        : []),
       ...alsoWrite,
     ]);
     return "updated";
@@ -166,6 +172,7 @@ export async function deleteCustomer(
         },
       },
       countChange(customer.project_id, ENTITY, -1),
+      ...emailEntryWrites(customer, customer.email, null),
       ...alsoWrite,
     ]);
     return "deleted";

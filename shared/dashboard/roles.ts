@@ -192,6 +192,7 @@ export const ROUTE_ACTIONS: Readonly<Record<string, ActionClass>> = {
   "GET /assets/{asset}": "public",
   "GET /dashboard": "public",
   "GET /statistics": "read",
+  "GET /search": "read",
   // The dashboard's own routes (functions/dashboard).
   "POST /dashboard/sign-in": "public",
   "POST /dashboard/sign-in/totp": "public",

@@ -295,6 +295,22 @@ export const keys = {
    * allowed to update exactly these items (an IAM `dynamodb:LeadingKeys` condition).
    */
   keyUse: (scope: Scope): ItemKey => ({ pk: `${KEY_USE_PREFIX}${scope}`, sk: "key-use" }),
+  /**
+   * Search entries (`shared/search`): one item per searchable value of an object, written in the
+   * write that sets the value, in a partition of that value within the environment, sorted by the
+   * object's id, so that one query answers a search, newest first. A transaction under its card's
+   * last four digits; a customer under a hash of its email (no address in a key).
+   */
+  searchCardLast4: (scope: Scope, last4: string, transactionId: string): ItemKey => ({
+    pk: keys.searchCardLast4Partition(scope, last4),
+    sk: transactionId,
+  }),
+  searchCardLast4Partition: (scope: Scope, last4: string) => `${scope}#search#card-last-4#${last4}`,
+  searchEmail: (scope: Scope, emailHash: string, customerId: string): ItemKey => ({
+    pk: keys.searchEmailPartition(scope, emailHash),
+    sk: customerId,
+  }),
+  searchEmailPartition: (scope: Scope, emailHash: string) => `${scope}#search#email#${emailHash}`,
   /** Every partition of a business day's lines: its shards, and the one day partition of before. */
   settlementDayPartitions: (scope: Scope, day: string): string[] => [
     ...Array.from({ length: SETTLEMENT_SHARDS }, (_, shard) => `${keys.settlementDay(scope, day)}#${shard}`),

@@ -8,6 +8,7 @@ import { conflict, invalidField } from "../http/errors.ts";
 import type { Reply } from "../http/reply.ts";
 import { sharedUlidId } from "../ids.ts";
 import type { Invoice } from "../invoices/invoice.ts";
+import { cardEntryWrites } from "../search/entries.ts";
 import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
 import type { ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
 import { parseInput } from "../validation/parse.ts";
@@ -244,6 +245,8 @@ async function nextAuthentication(
   });
   const outcome = await commitTransition([
     transitionWrite(current, next, { status: "waiting", pending: null }),
+    // Started over with another card: that card's search entry (the former one no longer matches).
+    ...(base !== record ? cardEntryWrites(next, (source as Source).card) : []),
   ]);
   return outcome === "committed" ? { held: { record: next, version: current.version + 1 } } : "again";
 }

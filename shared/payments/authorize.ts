@@ -22,6 +22,7 @@ import type { Invoice } from "../invoices/invoice.ts";
 import { compareAmounts, toMinorUnits } from "../money.ts";
 import { logger } from "../observability/logger.ts";
 import { recordHealth } from "../routing/health.ts";
+import { cardEntryWrites } from "../search/entries.ts";
 import { attemptCountWrites } from "../statistics/counts.ts";
 import { relationOf, roundAnswer, threeDSContext } from "../three-d-s/exchange.ts";
 import { isGatewayRequest, parseGatewayRequest, type ThreeDSAnswer } from "../three-d-s/gateway-request.ts";
@@ -336,6 +337,8 @@ async function nextAttempt(
   });
   const outcome = await commitTransition([
     transitionWrite(current, next, { status: "waiting", pending: null }),
+    // The card's search entry again: an authentication-only transaction may have moved to this card.
+    ...(source ? cardEntryWrites(next, source.card) : []),
   ]);
   return outcome === "committed"
     ? { held: { record: next, version: current.version + 1 }, probe: route?.first.probe ?? false }
@@ -446,7 +449,12 @@ export async function insertCardTransaction(
   const checks = [...source.checks];
   if (invoice.customer_id) checks.push(customerCurrencyClaim(caller, invoice.customer_id, invoice.currency));
   // The invoice allows increments as an authorization's transaction makes it (its gateway's support).
-  const outcome = await insertTransaction(record, { incremental: CONNECTOR_SUPPORTS_INCREMENTS }, checks);
+  const outcome = await insertTransaction(
+    record,
+    { incremental: CONNECTOR_SUPPORTS_INCREMENTS },
+    checks,
+    cardEntryWrites(record, source.card),
+  );
   if (outcome === "created") return { record, version: 1 };
   if (outcome === "invoice-not-found") throw notFound("invoice", invoice.id);
   if ("takenBy" in outcome) return outcome;

@@ -10,6 +10,7 @@ import { ApiError, conflict, invalidField } from "../http/errors.ts";
 import { ok, type Reply } from "../http/reply.ts";
 import type { Invoice } from "../invoices/invoice.ts";
 import { rulesOf } from "../routing/store.ts";
+import { cardEntryWrites } from "../search/entries.ts";
 import { isGatewayRequest } from "../three-d-s/gateway-request.ts";
 import { parseInput } from "../validation/parse.ts";
 import {
@@ -245,7 +246,12 @@ async function createPayout(
     invoice.amount,
     request.requestKey,
   );
-  const outcome = await insertTransaction(record, { incremental: false }, source.checks);
+  const outcome = await insertTransaction(
+    record,
+    { incremental: false },
+    source.checks,
+    cardEntryWrites(record, source.card),
+  );
   if (outcome === "created") return { record, version: 1 };
   if (outcome === "invoice-not-found")
     throw new ApiError(404, "resource.invoice.not-found", `The invoice ${invoice.id} could not be found.`);

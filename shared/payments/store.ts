@@ -116,12 +116,14 @@ export type CreateOutcome = "created" | "invoice-not-found" | { takenBy: string 
  * Creates the invoice's transaction (already reserved for its authorization) and links the invoice
  * to it, atomically, on the condition that the invoice has no transaction yet: concurrent
  * authorizations of one invoice create one transaction. `checks` (card, token, customer currency)
- * commit with it; a failed one is reported by its index in `checks`.
+ * commit with it; a failed one is reported by its index in `checks`. `alsoWrite` (unconditional: the
+ * card's search entry) commits with it too.
  */
 export async function insertTransaction(
   record: TransactionRecord,
   invoiceChanges: { incremental: boolean },
   checks: TransactItem[],
+  alsoWrite: TransactItem[] = [],
 ): Promise<CreateOutcome> {
   const scope = record.project_id;
   try {
@@ -159,6 +161,7 @@ export async function insertTransaction(
       },
       countChange(scope, ENTITY, 1),
       ...checks,
+      ...alsoWrite,
     ]);
     return "created";
   } catch (error) {

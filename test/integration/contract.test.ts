@@ -579,6 +579,8 @@ describe("the contract against live answers", () => {
     await ok("GET /projects/{project_id}", `/projects/${sandboxId}`);
     const { statistics } = await ok("GET /statistics", "/statistics?interval=day");
     expect(statistics.series.length).toBeGreaterThan(0);
+    const found = await ok("GET /search", "/search?query=4242&limit=2");
+    expect(found.transactions.length).toBeGreaterThan(0);
     const { activities } = await ok("GET /activities", "/activities?limit=1");
     await ok("GET /activities/{activity_id}", `/activities/${activities[0].id}`);
     const created = await ok("POST /api-keys", "/api-keys", { body: { name: "Contract walk" } });
