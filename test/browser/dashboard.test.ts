@@ -236,7 +236,7 @@ describe.skipIf(!chromiumPath)("the merchant dashboard in Chromium (npm start)",
           return page.locator("summary", { hasText: "transaction.refunded" }).count();
         },
         // Each click reloads the list; a slower answer than the interval would be dropped for the next.
-        { timeout: 30_000, intervals: [2_000] },
+        { timeout: 30_000, interval: 2_000 },
       )
       .toBe(1);
     await page.locator("summary", { hasText: "transaction.refunded" }).click();
