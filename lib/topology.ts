@@ -88,13 +88,19 @@ const THREE_DS_PAGE =
 const DASHBOARD_SESSION =
   "the dashboard's routes take a person's session instead of an API key (shared/dashboard): sign-in is by password with growing delays and a lockout, every other route needs a live session (a 256-bit secret in an HttpOnly, Secure, SameSite=Strict cookie) whose role allows it, and every change the session's CSRF token.";
 
-/** The dashboard's routes (`functions/dashboard/<handler>`): every one reads or writes people and sessions. */
-function dashboardRoutes(list: readonly (readonly [HttpMethod, string, string])[]): RouteDeclaration[] {
-  return list.map(([method, path, handler]) => ({
+/**
+ * The dashboard's routes (`functions/dashboard/<handler>`): every one reads or writes people and
+ * sessions; the TOTP steps seal or open the person's TOTP secret in the card vault.
+ */
+function dashboardRoutes(
+  list: readonly (readonly [HttpMethod, string, string, CardVaultAccess?])[],
+): RouteDeclaration[] {
+  return list.map(([method, path, handler, vault]) => ({
     method,
     path,
     handler: `dashboard/${handler}`,
     table: "write",
+    ...(vault ? { cardVault: vault } : {}),
     unauthenticated: DASHBOARD_SESSION,
   }));
 }
@@ -585,14 +591,14 @@ export const routes: readonly RouteDeclaration[] = [
   // The dashboard's people, sign-in, sessions and audit log (shared/dashboard): no API key, a session.
   ...dashboardRoutes([
     ["POST", "/dashboard/sign-in", "sign-in"],
-    ["POST", "/dashboard/sign-in/totp", "sign-in-totp"],
+    ["POST", "/dashboard/sign-in/totp", "sign-in-totp", "open"],
     ["POST", "/dashboard/sign-in/passkey/options", "sign-in-passkey-options"],
     ["POST", "/dashboard/sign-in/passkey", "sign-in-passkey"],
     ["GET", "/dashboard/session", "session"],
     ["POST", "/dashboard/sign-out", "sign-out"],
     ["POST", "/dashboard/sign-out-everywhere", "sign-out-everywhere"],
-    ["POST", "/dashboard/totp", "totp-start"],
-    ["POST", "/dashboard/totp/confirm", "totp-confirm"],
+    ["POST", "/dashboard/totp", "totp-start", "seal"],
+    ["POST", "/dashboard/totp/confirm", "totp-confirm", "open"],
     ["POST", "/dashboard/passkeys/options", "passkeys-options"],
     ["POST", "/dashboard/passkeys", "passkeys-register"],
     ["GET", "/dashboard/users", "users-list"],

@@ -13,7 +13,7 @@ export const handler = dashboardRoute(async ({ session, body, now }) => {
   if (!user) throw notFound("user");
   await confirmEnrolment(user, body.code, now);
   const next = await startSession(user, "done", now, session);
-  const enrolled = { ...user, totp_secret: "set" };
+  const enrolled = { ...user, totp_secret: user.totp_pending_secret ?? null };
   return {
     body: { user: presentUser(enrolled), session: presentSession(next.session) },
     cookies: [next.cookie],

@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import type { SealedSecret } from "../cards/vault.ts";
 import { config } from "../config.ts";
 import { dynamo } from "../db/client.ts";
 import type { TransactItem } from "../db/transactions.ts";
@@ -20,10 +21,10 @@ export interface DashboardUser {
   role: Role;
   /** `scrypt$…` (`passwords.ts`); null until the person accepts their link and sets one. */
   password_hash: string | null;
-  /** The TOTP secret (base32) once confirmed; never answered, never logged. */
-  totp_secret: string | null;
-  /** A secret being enrolled, until a code confirms it (`POST /dashboard/totp/confirm`). */
-  totp_pending_secret?: string | null;
+  /** The TOTP secret once confirmed, sealed in the vault (`totp.ts`); never answered, never logged. */
+  totp_secret: SealedSecret | null;
+  /** A secret being enrolled (sealed), until a code confirms it (`POST /dashboard/totp/confirm`). */
+  totp_pending_secret?: SealedSecret | null;
   /** The last 30-second step a code was accepted for: a code is accepted once. */
   totp_last_step?: number;
   /** Credential ids of the person's passkeys (`passkeys.ts` keeps each in an item of its own). */

@@ -6,7 +6,7 @@
  * bring growing delays and a lockout, for an unknown email the same way.
  */
 import { createHash } from "node:crypto";
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clock } from "../../shared/clock.ts";
 import { config } from "../../shared/config.ts";
@@ -161,6 +161,13 @@ describe("dashboard sign-in", () => {
     const { owner, ownerEmail } = await projectWithOwner(local.url);
     const secret = await enrolTotp(owner);
     expect(owner.session.second_factor).toBe("done");
+    // Sealed at rest, and never answered again.
+    const { Item: stored } = await dynamo.send(
+      new GetCommand({ TableName: config.tableName, Key: dashboardKeys.user(ownerEmail) }),
+    );
+    expect(stored?.totp_secret).toMatchObject({ v: 1, data: expect.any(String) });
+    expect(JSON.stringify(stored)).not.toContain(secret);
+    expect(JSON.stringify((await owner.get("/dashboard/session")).body)).not.toContain(secret);
 
     const browser = new Browser(local.url);
     const password = await browser.signIn(ownerEmail);
