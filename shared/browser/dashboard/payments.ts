@@ -1,6 +1,6 @@
 /** Payments: transactions and invoices with filters and search, and a payment's own page. */
 import { useState } from "preact/hooks";
-import { type Json, may, post } from "./api.ts";
+import { get, type Json, may, post } from "./api.ts";
 import { EventRow } from "./records.ts";
 import {
   Field,
@@ -128,17 +128,40 @@ export function Payments(props: { query: URLSearchParams }) {
       ? "transactions?limit=100&expand=card,customer"
       : "invoices?limit=100&expand=customer";
   const load = useLoad(path);
+  // Older pages, read on demand: the filters apply to every item read so far.
+  const [older, setOlder] = useState<{ items: Json[]; hasMore: boolean }>({ items: [], hasMore: true });
+  const { busy, run } = useAction();
+  const readOlder = (last: Json | undefined) =>
+    run(async () => {
+      if (!last) return undefined;
+      const page = await get(`${path}&start_after=${encodeURIComponent(last.id)}`);
+      setOlder({ items: [...older.items, ...page[tab]], hasMore: page.has_more });
+      return undefined;
+    });
   return html`<h1>Payments</h1>
     <div class="tabs" role="group" aria-label="Show">
-      <button type="button" aria-pressed=${tab === "transactions"} onClick=${() => setTab("transactions")}>Transactions</button>
-      <button type="button" aria-pressed=${tab === "invoices"} onClick=${() => setTab("invoices")}>Invoices</button>
+      <button type="button" aria-pressed=${tab === "transactions"} onClick=${() => {
+        setTab("transactions");
+        setOlder({ items: [], hasMore: true });
+      }}>Transactions</button>
+      <button type="button" aria-pressed=${tab === "invoices"} onClick=${() => {
+        setTab("invoices");
+        setOlder({ items: [], hasMore: true });
+      }}>Invoices</button>
     </div>
     <${Loaded} load=${load}>${(data: Json) => {
-      const items: Json[] = data[tab] ?? [];
+      const items: Json[] = [...(data[tab] ?? []), ...older.items];
+      const hasMore = older.items.length > 0 ? older.hasMore : data.has_more;
       const shown = items.filter((item) => matches(item, filters));
       return html`<${FilterForm} items=${items} filters=${filters} onChange=${setFilters} transactions=${tab === "transactions"} />
-        <p class="muted" aria-live="polite">${shown.length} of the newest ${items.length} ${tab}${data.has_more ? ` (of ${data.total_count})` : ""}.
-          Filters and search apply to these: the API lists by date only.</p>
+        <p class="muted" aria-live="polite">${shown.length} of the newest ${items.length} ${tab}${hasMore ? ` (of ${data.total_count})` : ""}.
+          Filters and search apply to these: the API lists by date only.
+          ${
+            hasMore
+              ? html` <button type="button" class="secondary small" disabled=${busy}
+            onClick=${() => readOlder(items[items.length - 1])}>Read 100 older</button>`
+              : null
+          }</p>
         ${
           tab === "transactions"
             ? html`<${Table} label="Transactions" head=${["Transaction", "Status", "Amount", "Card", "Customer", "Configuration", "Created"]}
