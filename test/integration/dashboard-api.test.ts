@@ -5,9 +5,11 @@
  * a private key made through a session is never shown again; every change lands in the audit log
  * with who, what, when and from where; API keys work exactly as before.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { PutCommand } from "@aws-sdk/lib-dynamodb";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { routeKey, routes } from "../../lib/topology.ts";
 import { ACTION_CLASSES, actionOf, ROLES } from "../../shared/dashboard/roles.ts";
+import { dynamo } from "../../shared/db/client.ts";
 import { api, useInProcessApi } from "../e2e/harness.ts";
 import { type Browser, invited, type OwnedProject, projectWithOwner } from "../support/dashboard.ts";
 
@@ -230,6 +232,29 @@ describe("calls of the API with a session", () => {
     for (const action of ["link.accepted", "user.invited"]) expect(actions).toContain(action);
     const invitation = all.find((entry: { action: string }) => entry.action === "user.invited");
     expect(invitation).toMatchObject({ outcome: "succeeded", detail: expect.stringMatching(/ invited as /) });
+  });
+
+  it("makes no change it could not write to the audit log first", async () => {
+    const { owner } = project;
+    const before = (await owner.get("/customers")).body.total_count;
+    const send = dynamo.send.bind(dynamo);
+    vi.spyOn(dynamo, "send").mockImplementation((async (command: unknown) => {
+      const item = command instanceof PutCommand ? command.input.Item : undefined;
+      if (String(item?.pk).endsWith("#dashboard-audit")) throw new Error("The audit log is unavailable");
+      return send(command as never);
+    }) as never);
+    try {
+      const refused = await owner.post("/customers", { first_name: "Unaudited" });
+      expect(refused.status).toBe(500);
+      const invitation = await owner.post("/dashboard/invitations", {
+        email: "unaudited@example.com",
+        role: "support",
+      });
+      expect(invitation.status).toBe(500);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect((await owner.get("/customers")).body.total_count).toBe(before);
   });
 
   it("ends a person's sessions when an owner changes their role, and refuses an owner's change of their own", async () => {
