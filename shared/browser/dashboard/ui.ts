@@ -111,6 +111,9 @@ export function Field(props: {
 }) {
   const id = useRef(`f${++fieldCount}-${props.name}`).current;
   const hintId = props.hint ? `${id}-hint` : undefined;
+  // With `onInput` the page holds the value; without, what the user typed or chose stays when the page
+  // renders again (a list loading beside the form must not reset it).
+  const controlled = props.onInput !== undefined;
   const common = {
     id,
     name: props.name,
@@ -122,10 +125,14 @@ export function Field(props: {
     <label for=${id}>${props.label}</label>
     ${
       props.options
-        ? html`<select ...${common} value=${props.value ?? ""}>
-            ${props.options.map(([value, text]) => html`<option value=${value}>${text}</option>`)}
+        ? html`<select ...${common} ...${controlled ? { value: props.value ?? "" } : {}}>
+            ${props.options.map(
+              ([value, text]) =>
+                html`<option value=${value} selected=${controlled ? undefined : value === (props.value ?? "")}>${text}</option>`,
+            )}
           </select>`
-        : html`<input ...${common} type=${props.type ?? "text"} value=${props.value}
+        : html`<input ...${common} type=${props.type ?? "text"}
+            ...${controlled ? { value: props.value } : { defaultValue: props.value }}
             autocomplete=${props.autocomplete} inputmode=${props.inputmode} />`
     }
     ${hintId ? html`<small id=${hintId} class="muted">${props.hint}</small>` : null}
