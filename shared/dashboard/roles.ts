@@ -44,6 +44,28 @@ export function mayCall(role: Role, routeKey: string): boolean {
   return action !== undefined && (action === "public" || ALLOWED[role].has(action));
 }
 
+/**
+ * Routes a role may call for some of their fields only: a support person's `PUT
+ * /subscriptions/{id}` moves or withdraws the cancellation, and changes no plan, amount, payment
+ * source or coupon (an owner's changes).
+ */
+const FIELD_LIMITS: Readonly<Record<string, Partial<Record<Role, readonly string[]>>>> = {
+  "PUT /subscriptions/{subscription_id}": { support: ["cancel_at", "cancellation_reason"] },
+};
+
+/** The fields of `body` that `role` may not send to `routeKey` (those given a value). */
+export function fieldsRefused(
+  role: Role,
+  routeKey: string,
+  body: Readonly<Record<string, unknown>>,
+): string[] {
+  const allowed = Object.hasOwn(FIELD_LIMITS, routeKey) ? FIELD_LIMITS[routeKey]?.[role] : undefined;
+  if (!allowed) return [];
+  return Object.entries(body)
+    .filter(([name, value]) => value !== undefined && value !== null && !allowed.includes(name))
+    .map(([name]) => name);
+}
+
 /** POSTs that change nothing (a search, a simulation): they are not audited. */
 export const CHANGES_NOTHING: ReadonlySet<string> = new Set([
   "POST /transactions",

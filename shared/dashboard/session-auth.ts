@@ -4,7 +4,7 @@ import type { AuthenticatedCaller } from "../http/auth.ts";
 import { ApiError, invalidField } from "../http/errors.ts";
 import { findEnvironment } from "../projects/environment.ts";
 import { type AuditEntry, audit, requestFacts, subjectOf } from "./audit.ts";
-import { CHANGES_NOTHING, mayCall } from "./roles.ts";
+import { CHANGES_NOTHING, fieldsRefused, mayCall } from "./roles.ts";
 import {
   csrfMatches,
   csrfRefused,
@@ -102,5 +102,21 @@ export function auditStart(caller: SessionCaller, event: APIGatewayProxyEventV2)
       detail: null,
     },
     clock.now(),
+  );
+}
+
+/**
+ * Refuses what a session's role may not send to a route it may call (`fieldsRefused`): 403 naming
+ * the first such field, before any work.
+ */
+export function checkFields(caller: SessionCaller, event: APIGatewayProxyEventV2, body: unknown): void {
+  if (typeof body !== "object" || body === null) return;
+  const [refused] = fieldsRefused(caller.user.role, event.routeKey, body as Record<string, unknown>);
+  if (refused === undefined) return;
+  throw new ApiError(
+    403,
+    "request.dashboard.forbidden",
+    `Your role in this project does not allow changing ${refused} here.`,
+    [{ name: refused, message: "is not yours to change with your role" }],
   );
 }

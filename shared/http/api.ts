@@ -4,6 +4,7 @@ import { type AuditEntry, auditOutcome } from "../dashboard/audit.ts";
 import {
   auditStart,
   authenticateSession,
+  checkFields,
   hasSessionCookie,
   isAuditedChange,
   type SessionCaller,
@@ -336,7 +337,10 @@ function audited(): MiddlewareObj<Event, Result, Error, ApiContext> {
   return {
     before: async ({ event, context }) => {
       const caller = context.api.caller;
-      if (caller?.credential !== "dashboard" || !isAuditedChange(event)) return;
+      if (caller?.credential !== "dashboard") return;
+      // A field the person's role may not send to this route is refused before anything is written.
+      checkFields(caller as SessionCaller, event, context.api.request?.body);
+      if (!isAuditedChange(event)) return;
       context.api.audited = await auditStart(caller as SessionCaller, event);
     },
     after: async ({ context, response }) => {

@@ -1,7 +1,9 @@
 /**
  * What a role may see and change inside a route it may call (issue 24): the webhook signing secret
  * (with it anyone can forge a delivery the merchant trusts) is shown to owners, developers and
- * private keys only; support and read-only people read the project with the secret as null.
+ * private keys only; support and read-only people read the project with the secret as null. A
+ * support person may cancel a subscription with `PUT /subscriptions/{id}` (`cancel_at`), and change
+ * nothing else of it there (plan, amount, source, coupon are an owner's).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, useInProcessApi } from "../e2e/harness.ts";
@@ -37,5 +39,28 @@ describe("the webhook signing secret", () => {
       seen[role] = answer.body.project.webhook_signing_secret;
     }
     expect(seen).toEqual({ owner: secret, developer: secret, support: null, "read-only": null });
+  });
+});
+
+describe("a subscription's change by a support person", () => {
+  const path = "/subscriptions/sub_01J00000000000000000000000";
+
+  it("may set the cancellation and nothing else: another field is a 403 naming it, before any work", async () => {
+    const support = people.support as Browser;
+    const cancel = await support.put(path, { cancel_at: "2099-01-01T00:00:00Z" });
+    // Past the role's check: the handler ran and the subscription does not exist.
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(404);
+    for (const field of ["amount", "plan_id", "source", "coupon_id", "interval"]) {
+      const value = field === "amount" ? "1.00" : field === "interval" ? "1m" : "x";
+      const answer = await support.put(path, { cancel_at: "2099-01-01T00:00:00Z", [field]: value });
+      expect(answer.status, field).toBe(403);
+      expect(answer.body.error_type, field).toBe("request.dashboard.forbidden");
+      expect(answer.body.invalid_fields, field).toEqual([{ name: field, message: expect.any(String) }]);
+    }
+  });
+
+  it("is not limited for an owner", async () => {
+    const answer = await (people.owner as Browser).put(path, { amount: "1.00" });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(404);
   });
 });
