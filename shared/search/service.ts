@@ -9,7 +9,7 @@ import { queryIndexPage } from "../db/listing.ts";
 import type { Caller } from "../http/auth.ts";
 import { invalidField } from "../http/errors.ts";
 import { isId, sharedUlidId } from "../ids.ts";
-import { transactionsByIds } from "../payments/store.ts";
+import { transactionFromItem, transactionsByIds } from "../payments/store.ts";
 import { presentTransaction, type TransactionRecord } from "../payments/transaction.ts";
 import { emailHash, normalizedEmail } from "./entries.ts";
 
@@ -83,8 +83,9 @@ const FINDERS: Record<SearchKind, (scope: Scope, query: string, limit: number) =
     const transactionId = sharedUlidId("transaction", id);
     const items = await batchGet([keys.resource(scope, id), keys.resource(scope, transactionId)]);
     const invoice = items.find((item) => item.type === "invoice" && item.id === id);
-    if (invoice?.transaction_id !== transactionId) return { transactions: [], customers: [] };
-    return { transactions: await transactionsByIds(scope, [transactionId]), customers: [] };
+    const transaction = items.find((item) => item.type === "transaction" && item.id === transactionId);
+    if (!transaction || invoice?.transaction_id !== transactionId) return { transactions: [], customers: [] };
+    return { transactions: [transactionFromItem(transaction)], customers: [] };
   },
   customer_id: async (scope, id) => ({ transactions: [], customers: await customersByIds(scope, [id]) }),
   card_last_4: async (scope, last4, limit) => {

@@ -8,16 +8,26 @@ import { describe, expect, it } from "vitest";
 import { config } from "../../shared/config.ts";
 import { dynamo } from "../../shared/db/client.ts";
 import { keys } from "../../shared/db/keys.ts";
+import type { RoundTrips } from "../../shared/db/round-trips.ts";
 import { createProject } from "../../shared/projects/project.ts";
 import { api, type Client, useInProcessApi } from "../e2e/harness.ts";
 
-const local = useInProcessApi("Search test");
+const metered: { last?: RoundTrips } = {};
+const local = useInProcessApi("Search test", {
+  roundTrips: (_route, trips) => {
+    metered.last = { ...trips };
+  },
+  meteringRoundTrips: () => true,
+});
 
 const VISA = "4242424242424242";
 /** Another card whose number also ends in 4242. */
 const OTHER_VISA = "4000000000024242";
 const MASTERCARD = "5555555555554444";
 const DECLINED = "4000000000000002";
+/** Test cards that pass 3-D Secure without a challenge. */
+const FRICTIONLESS = "4000000000003055";
+const OTHER_FRICTIONLESS = "4000000000003063";
 
 interface Found {
   query: string;
@@ -112,6 +122,56 @@ describe("GET /search", () => {
     expect(Items.map((item) => item.sk).sort()).toEqual(
       [first, second, third, once.body.transaction.id].sort(),
     );
+  });
+
+  it("follows a transaction to the card it is finally paid with, after 3-D Secure alone with others", async () => {
+    const client = api(local.url, (await createProject("Search card change")).sandbox);
+    const [first, second, paying] = (await Promise.all(
+      [FRICTIONLESS, OTHER_FRICTIONLESS, VISA].map((number) => card(client, number)),
+    )) as [string, string, string];
+    const invoice = (await client.post("/invoices", { name: "3DS first", amount: "8.00", currency: "EUR" }))
+      .body.invoice;
+    const authenticated = await client.post(`/invoices/${invoice.id}/three-d-s`, { source: first });
+    expect(authenticated.status, JSON.stringify(authenticated.body)).toBe(200);
+    const transactionId = authenticated.body.transaction.id;
+    expect(ids((await search(client, "3055")).transactions)).toEqual([transactionId]);
+
+    // Authenticated again with another card (the authentication starts over), then paid with a third.
+    expect((await client.post(`/invoices/${invoice.id}/three-d-s`, { source: second })).status).toBe(200);
+    expect((await search(client, "3055")).transactions).toEqual([]);
+    expect(ids((await search(client, "3063")).transactions)).toEqual([transactionId]);
+    const paid = await client.post(`/invoices/${invoice.id}/authorize`, { source: paying });
+    expect(paid.body.transaction, JSON.stringify(paid.body)).toMatchObject({
+      id: transactionId,
+      card_id: paying,
+    });
+    expect((await search(client, "3063")).transactions).toEqual([]);
+    expect((await search(client, "4242")).transactions).toEqual([paid.body.transaction]);
+  });
+
+  it("answers each kind of query in one to three DynamoDB round trips", async () => {
+    const client = api(local.url, (await createProject("Search round trips")).sandbox);
+    const visa = await card(client, VISA);
+    const customer = (await client.post("/customers", { email: "trips@example.com" })).body.customer;
+    const transactionId = await pay(client, visa, { customer_id: customer.id });
+    const invoiceId = (await client.get(`/transactions/${transactionId}`)).body.transaction.invoice_id;
+    const expected: [string, number][] = [
+      [transactionId, 1],
+      [invoiceId, 1],
+      [customer.id, 1],
+      ["4242", 2],
+      ["trips@example.com", 3],
+    ];
+    for (const [query, sequential] of expected) {
+      metered.last = undefined;
+      const started = performance.now();
+      const found = await search(client, query);
+      const took = performance.now() - started;
+      expect(found.transactions.length + found.customers.length, query).toBeGreaterThan(0);
+      const trips = metered.last as RoundTrips | undefined;
+      expect(trips, query).toMatchObject({ sequential });
+      console.info(`GET /search (${found.kind}): ${trips?.sequential} round trips, ${took.toFixed(1)} ms`);
+    }
   });
 
   it("answers at most `limit` transactions, the newest, 20 unless asked", async () => {
