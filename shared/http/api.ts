@@ -12,6 +12,7 @@ import {
 import { IdempotencyKeyTaken, type TransactItem } from "../db/transactions.ts";
 import { logger } from "../observability/logger.ts";
 import { flushMetrics, recordRequest } from "../observability/metrics.ts";
+import { keyUsesRecorded } from "../projects/key-use.ts";
 import type { PublicKeyAccess } from "./access.ts";
 import { type AuthenticatedCaller, authenticate } from "./auth.ts";
 import { ApiError, BusyError, notFound } from "./errors.ts";
@@ -184,6 +185,8 @@ function measured(handler: Handler): Handler {
     try {
       const result = await handler(event, context);
       status = result?.statusCode ?? 200;
+      // Started at authentication beside the handler's work: done by now, mostly.
+      await keyUsesRecorded();
       return result;
     } finally {
       recordRequest(event.routeKey || "$default", status, performance.now() - started);

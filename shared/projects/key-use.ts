@@ -11,13 +11,12 @@ import { logger } from "../observability/logger.ts";
  * When each private key was last used (`last_used_at` in `GET /api-keys`). A use is recorded at most
  * once per key per `KEY_USE_WINDOW_MS` in a container (the map below remembers when it last wrote),
  * in an item apart from the environment's (`keys.keyUse`), so a record never conflicts with the
- * keys' own changes. The write starts beside the request's work and nothing waits for it: it adds no
- * wait to the request, and a failure is logged, never answered (the next use tries again). Each
- * write is conditional on the time it holds being earlier, so a slow write never moves it back.
- *
- * In AWS a write still in flight when its request is answered finishes when the container next runs
- * (or is lost with it): `last_used_at` is a hint to tell unused keys from used ones, accurate to the
- * window, never a security record.
+ * keys' own changes. The write starts beside the request's work, and the HTTP core waits for it only
+ * once the answer is ready (`keyUsesRecorded`), so it adds no wait to the request and a Lambda
+ * container is never frozen with it in flight; a failure is logged, never answered (the next use
+ * tries again). Each write is conditional on the time it holds being earlier, so a slow write never
+ * moves it back. `last_used_at` tells unused keys from used ones, accurate to the window; it is not a
+ * security record.
  */
 export const KEY_USE_WINDOW_MS = 5 * 60_000;
 /** Keys remembered per container before the map starts afresh (a few writes more, once). */
@@ -32,10 +31,21 @@ export function noteKeyUse(scope: Scope, keyId: string): void {
   if (last !== undefined && now.getTime() - last < KEY_USE_WINDOW_MS) return;
   if (lastRecorded.size >= REMEMBERED_KEYS) lastRecorded.clear();
   lastRecorded.set(remembered, now.getTime());
-  outsideRoundTrips(() => recordKeyUse(scope, keyId, now)).catch((error: unknown) => {
-    if (lastRecorded.get(remembered) === now.getTime()) lastRecorded.delete(remembered);
-    logger.warn("Recording an API key's use failed", { project_id: scope, api_key_id: keyId, error });
-  });
+  const write = outsideRoundTrips(() => recordKeyUse(scope, keyId, now))
+    .catch((error: unknown) => {
+      if (lastRecorded.get(remembered) === now.getTime()) lastRecorded.delete(remembered);
+      logger.warn("Recording an API key's use failed", { project_id: scope, api_key_id: keyId, error });
+    })
+    .finally(() => inFlight.delete(write));
+  inFlight.add(write);
+}
+
+/** The key-use writes started and not yet settled (they never reject). */
+const inFlight = new Set<Promise<void>>();
+
+/** Settles once every key-use write started so far has: the HTTP core awaits it before answering. */
+export async function keyUsesRecorded(): Promise<void> {
+  if (inFlight.size > 0) await Promise.all(inFlight);
 }
 
 /** Sets the key's last use to `at`, unless a later one is recorded already. */
