@@ -30,6 +30,8 @@ function loadCharts(): Promise<typeof uPlot> {
 const COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"];
 
 function Chart(props: {
+  /** The value axis's top, fixed (a rate's 100 %); by default fitted to the data. */
+  max?: number;
   title: string;
   times: number[];
   series: { label: string; values: (number | null)[] }[];
@@ -59,6 +61,9 @@ function Chart(props: {
             })),
           ],
           axes: [{}, { values: (_: uPlot, ticks: number[]) => ticks.map((tick) => `${tick}`) }],
+          ...(props.max === undefined
+            ? {}
+            : { scales: { y: { range: [0, props.max] as [number, number] } } }),
         },
         [props.times, ...props.series.map((line) => line.values)] as uPlot.AlignedData,
         element,
@@ -139,7 +144,7 @@ export function Overview() {
         }
         <div class="charts">
           <${Chart} title=${`Volume (${shown})`} times=${times} series=${volume} unit=${shown} />
-          <${Chart} title="Authorization rate (%)" times=${times} series=${rate} unit="%" />
+          <${Chart} title="Authorization rate (%)" times=${times} series=${rate} unit="%" max=${100} />
         </div>
         <${Section} title="Per gateway configuration">
           <${Table} label="Authorization attempts per gateway configuration"
