@@ -19,7 +19,7 @@ export function normalizedEmail(email: string): string {
 
 /** The key part of an email: a hash of its normalized form, so no address is ever part of a key. */
 export function emailHash(email: string): string {
-  return createHash("sha256").update(normalizedEmail(email)).digest("base64url");
+  return createHash("sha256").update(normalizedEmail(email)).digest("hex");
 }
 
 /**
