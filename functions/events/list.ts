@@ -2,8 +2,8 @@ import { pageOfEvents } from "../../shared/events/api-service.ts";
 import { api } from "../../shared/http/api.ts";
 import { pageReply, readPageRequest } from "../../shared/http/listing.ts";
 
-/** GET /events */
+/** GET /events (optionally `?transaction_id=` or `?invoice_id=`: the events about that object) */
 export const handler = api(async (request) => {
   const page = readPageRequest(request, "event");
-  return pageReply("events", await pageOfEvents(request.caller, page), page);
+  return pageReply("events", await pageOfEvents(request.caller, page, request.query), page);
 });

@@ -515,7 +515,14 @@ export const contract: Readonly<Record<string, RouteContract>> = {
       customers: z.array(customerSchema),
     }),
   },
-  "GET /events": { summary: "List events", listing: true, answer: page("events", eventSchema) },
+  "GET /events": {
+    summary: "List events",
+    description:
+      "With `transaction_id` or `invoice_id` (one of them), the events about that transaction or invoice, paged alike.",
+    listing: true,
+    query: z.object({ transaction_id: z.optional(z.string()), invoice_id: z.optional(z.string()) }),
+    answer: page("events", eventSchema),
+  },
   "GET /events/{event_id}": { summary: "Get an event", answer: one("event", eventSchema) },
   "GET /events/{event_id}/webhooks": {
     summary: "List an event's webhook attempts and deliveries",

@@ -311,6 +311,19 @@ export const keys = {
     sk: customerId,
   }),
   searchEmailPartition: (scope: Scope, emailHash: string) => `${scope}#search#email#${emailHash}`,
+  /**
+   * What an event is about (`shared/events/event.ts`): one small item per event and transaction or
+   * invoice it carries, written in the event's transaction, in the event's partition (so its key is a
+   * function of the two ids alone: a replayed write puts the same item again, never a second one),
+   * and in the third access path under its object, by event id: one query lists an object's events,
+   * newest first.
+   */
+  eventSubject: (scope: Scope, subjectId: string, eventId: string) => ({
+    ...keys.child(scope, eventId, "subject", subjectId),
+    gsi3pk: keys.subjectEventsPartition(scope, subjectId),
+    gsi3sk: eventId,
+  }),
+  subjectEventsPartition: (scope: Scope, subjectId: string) => `${scope}#${subjectId}#events`,
   /** Every partition of a business day's lines: its shards, and the one day partition of before. */
   settlementDayPartitions: (scope: Scope, day: string): string[] => [
     ...Array.from({ length: SETTLEMENT_SHARDS }, (_, shard) => `${keys.settlementDay(scope, day)}#${shard}`),

@@ -1,8 +1,15 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { config } from "../config.ts";
+import { batchGet } from "../db/batch.ts";
 import { dynamo } from "../db/client.ts";
 import { keys, type Scope } from "../db/keys.ts";
-import { type Page, type PageRequest, queryPage } from "../db/listing.ts";
+import {
+  countIndexPartition,
+  type Page,
+  type PageRequest,
+  queryIndexPage,
+  queryPage,
+} from "../db/listing.ts";
 import type { EventRecord } from "./event.ts";
 
 /**
@@ -31,4 +38,32 @@ export async function findEvent(scope: Scope, id: string): Promise<EventRecord |
 export async function listEvents(scope: Scope, page: PageRequest): Promise<Page<EventRecord>> {
   const result = await queryPage(scope, ENTITY, page);
   return { ...result, items: result.items.map(eventFromItem) };
+}
+
+/**
+ * A page of the events about one transaction or invoice (`keys.eventSubject`), through the third
+ * access path (keys only): the page's event ids and their count together, then the events in one
+ * batch read. Another environment's id finds nothing: its entries live under that environment.
+ */
+export async function listSubjectEvents(
+  scope: Scope,
+  subjectId: string,
+  page: PageRequest,
+): Promise<Page<EventRecord>> {
+  const partition = keys.subjectEventsPartition(scope, subjectId);
+  const [found, totalCount] = await Promise.all([
+    queryIndexPage("gsi3", partition, page),
+    countIndexPartition("gsi3", partition),
+  ]);
+  const ids = found.items.map((item) => String(item.gsi3sk));
+  const items = await batchGet(ids.map((id) => keys.resource(scope, id)));
+  const byId = new Map(items.filter(isEventItem).map((item) => [String(item.id), eventFromItem(item)]));
+  return {
+    items: ids.flatMap((id) => {
+      const event = byId.get(id);
+      return event ? [event] : [];
+    }),
+    hasMore: found.hasMore,
+    totalCount,
+  };
 }

@@ -2,7 +2,7 @@ import { config } from "../config.ts";
 import { countChange } from "../db/counters.ts";
 import { keys, type Scope } from "../db/keys.ts";
 import type { TransactItem } from "../db/transactions.ts";
-import { isSandboxProjectId, newId } from "../ids.ts";
+import { isId, isSandboxProjectId, newId } from "../ids.ts";
 
 /**
  * The events outbox. A state change records its events in the SAME transaction as the change
@@ -64,6 +64,21 @@ export interface EventRecord {
 }
 
 const ENTITY = "event";
+/** The type of the items that file an event under what it is about (`keys.eventSubject`). */
+export const EVENT_SUBJECT = "event-subject";
+
+/** The kinds of object an event is filed under, when its `data` carries one (`data.transaction.id`). */
+export const EVENT_SUBJECT_KINDS = ["transaction", "invoice"] as const;
+export type EventSubjectKind = (typeof EVENT_SUBJECT_KINDS)[number];
+
+/** The ids of the transaction and invoice an event's `data` is about (none, one or both). */
+export function eventSubjects(data: Record<string, unknown>): string[] {
+  return EVENT_SUBJECT_KINDS.flatMap((kind) => {
+    const object = data[kind];
+    const id = object && typeof object === "object" ? (object as { id?: unknown }).id : undefined;
+    return typeof id === "string" && isId(kind, id) ? [id] : [];
+  });
+}
 
 export interface PendingEvent {
   name: EventName;
@@ -81,12 +96,13 @@ export function eventWrite(
 }
 
 /**
- * The writes that record several events of one change: one item each, and one count change for
- * them all (a transaction may not touch a counter shard twice).
+ * The writes that record several events of one change: one item each, one small item per
+ * transaction or invoice each is about (`keys.eventSubject`: `GET /events?transaction_id=`), and one
+ * count change for them all (a transaction may not touch a counter shard twice).
  */
 export function eventWrites(scope: Scope, events: readonly PendingEvent[], now: Date): TransactItem[] {
   if (events.length === 0) return [];
-  const puts = events.map(({ name, data }): TransactItem => {
+  const puts = events.map(({ name, data }): TransactItem[] => {
     const event: EventRecord = {
       id: newId("event"),
       project_id: scope,
@@ -95,7 +111,7 @@ export function eventWrites(scope: Scope, events: readonly PendingEvent[], now: 
       data,
       fired_at: now.toISOString(),
     };
-    return {
+    const put: TransactItem = {
       Put: {
         TableName: config.tableName,
         Item: {
@@ -107,6 +123,20 @@ export function eventWrites(scope: Scope, events: readonly PendingEvent[], now: 
         ConditionExpression: "attribute_not_exists(pk)",
       },
     };
+    const subjects = eventSubjects(data).map(
+      (subjectId): TransactItem => ({
+        Put: {
+          TableName: config.tableName,
+          Item: {
+            ...keys.eventSubject(scope, subjectId, event.id),
+            type: EVENT_SUBJECT,
+            event_id: event.id,
+            subject_id: subjectId,
+          },
+        },
+      }),
+    );
+    return [put, ...subjects];
   });
-  return [...puts, countChange(scope, ENTITY, events.length)];
+  return [...puts.flat(), countChange(scope, ENTITY, events.length)];
 }

@@ -254,14 +254,11 @@ function Routing(props: { routing: Json | null }) {
 
 export function Payment(props: { id: string }) {
   const load = useLoad(`transactions/${encodeURIComponent(props.id)}?expand=card,customer`);
-  const events = useLoad("events?limit=100");
+  const events = useLoad(`events?transaction_id=${encodeURIComponent(props.id)}&limit=100`);
   return html`<p><a href="#/payments">← Payments</a></p>
     <${Loaded} load=${load}>${(data: Json) => {
       const t = data.transaction;
-      const related = (events.data?.events ?? []).filter((event: Json) => {
-        const text = JSON.stringify(event.data);
-        return text.includes(t.id) || text.includes(t.invoice_id);
-      });
+      const related: Json[] = events.data?.events ?? [];
       return html`<h1>${t.name || t.id}</h1>
         <dl class="facts">
           <dt>Status</dt><dd>${status(t.status)}</dd>
