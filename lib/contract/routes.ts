@@ -506,7 +506,8 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "GET /search": {
     summary: "Search payments and customers",
     description:
-      "Finds, in the environment, by `query`: a transaction, invoice or customer id (that object; an invoice answers its transaction), exactly four digits (the transactions paid with a card ending in them), or an email (the customers with that email, trimmed and in any case, and their transactions). Newest first, at most `limit` of each (default 20, at most 100). Anything else is a 400 naming `query`.",
+      "Finds, in the environment, by `query`: a transaction, invoice or customer id (that object; an invoice answers its transaction), exactly four digits (the transactions paid with a card ending in them), or an email (the customers with that email, trimmed and in any case, and their transactions). Newest first, at most `limit` of each (default 20, at most 100). Anything else is a 400 naming `query`. `expand` applies to the transactions.",
+    expand: "transaction",
     query: z.object({ query: z.string(), limit: z.optional(z.string()) }),
     answer: success({
       query: z.string().check(z.meta({ description: "The query as searched (trimmed)" })),

@@ -214,6 +214,8 @@ describe.skipIf(!chromiumPath)("the merchant dashboard in Chromium (npm start)",
     await page.getByRole("link", { name: "Payments" }).click();
     await page.getByRole("cell", { name: "visa •••• 4242" }).first().waitFor();
     await page.getByLabel("Search").fill("4444");
+    // Searched on the server (GET /search), not among the rows the page had read.
+    await page.getByText("1 of the 1 transactions found for “4444”.").waitFor();
     await expect.poll(() => page.locator("tbody tr").count()).toBe(1);
     expect(await page.locator("tbody tr").textContent()).toContain("•••• 4444");
     await both("payments-search");

@@ -1,5 +1,5 @@
 /** Payments: transactions and invoices with filters and search, and a payment's own page. */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { get, type Json, may, post } from "./api.ts";
 import { EventRow } from "./records.ts";
 import {
@@ -52,11 +52,22 @@ const NO_FILTER: Filters = {
 };
 
 /**
- * The list routes filter nothing server-side (they page by id only): the page reads the newest
- * 100 (more on demand) with their card and customer, and filters those here.
+ * What the server searches (`GET /search`): an id, a card's last four digits, an email. Anything
+ * else typed in the box is looked for in what the page has read.
  */
-function matches(item: Json, filters: Filters): boolean {
-  const search = filters.search.trim().toLowerCase();
+function serverQuery(search: string): string | null {
+  const query = search.trim();
+  if (/^\d{4}$/.test(query) || /^(tr|iv|cust)_[0-9A-Za-z]+$/.test(query) || query.includes("@")) return query;
+  return null;
+}
+
+/**
+ * The list routes page by date only: the page reads the newest 100 (more on demand) with their card
+ * and customer and filters those here, except a search the server answers (`serverQuery`), whose
+ * transactions the other filters then narrow.
+ */
+function matches(item: Json, filters: Filters, searched: boolean): boolean {
+  const search = searched ? "" : filters.search.trim().toLowerCase();
   if (search) {
     const haystack = [
       item.id,
@@ -128,6 +139,17 @@ export function Payments(props: { query: URLSearchParams }) {
       ? "transactions?limit=100&expand=card,customer"
       : "invoices?limit=100&expand=customer";
   const load = useLoad(path);
+  // A search the server answers, once the typing has paused.
+  const [typed, setTyped] = useState(serverQuery(filters.search));
+  useEffect(() => {
+    const next = serverQuery(filters.search);
+    const timer = setTimeout(() => setTyped(next), 300);
+    return () => clearTimeout(timer);
+  }, [filters.search]);
+  const searched = tab === "transactions" ? typed : null;
+  const found = useLoad(
+    searched ? `search?query=${encodeURIComponent(searched)}&limit=100&expand=card,customer` : null,
+  );
   // Older pages, read on demand: the filters apply to every item read so far.
   const [older, setOlder] = useState<{ items: Json[]; hasMore: boolean }>({ items: [], hasMore: true });
   const { busy, run } = useAction();
@@ -149,19 +171,23 @@ export function Payments(props: { query: URLSearchParams }) {
         setOlder({ items: [], hasMore: true });
       }}>Invoices</button>
     </div>
-    <${Loaded} load=${load}>${(data: Json) => {
-      const items: Json[] = [...(data[tab] ?? []), ...older.items];
-      const hasMore = older.items.length > 0 ? older.hasMore : data.has_more;
-      const shown = items.filter((item) => matches(item, filters));
+    <${Loaded} load=${searched ? found : load}>${(data: Json) => {
+      const items: Json[] = searched ? (data.transactions ?? []) : [...(data[tab] ?? []), ...older.items];
+      const hasMore = searched ? false : older.items.length > 0 ? older.hasMore : data.has_more;
+      const shown = items.filter((item) => matches(item, filters, searched !== null));
       return html`<${FilterForm} items=${items} filters=${filters} onChange=${setFilters} transactions=${tab === "transactions"} />
-        <p class="muted" aria-live="polite">${shown.length} of the newest ${items.length} ${tab}${hasMore ? ` (of ${data.total_count})` : ""}.
-          Filters and search apply to these: the API lists by date only.
+        ${
+          searched
+            ? html`<p class="muted" aria-live="polite">${shown.length} of the ${items.length} transactions found for “${searched}”${items.length === 100 ? " (the newest 100)" : ""}.</p>`
+            : html`<p class="muted" aria-live="polite">${shown.length} of the newest ${items.length} ${tab}${hasMore ? ` (of ${data.total_count})` : ""}.
+          An id, a card's last four digits or an email are searched on the server; other filters apply to these.
           ${
             hasMore
               ? html` <button type="button" class="secondary small" disabled=${busy}
             onClick=${() => readOlder(items[items.length - 1])}>Read 100 older</button>`
               : null
-          }</p>
+          }</p>`
+        }
         ${
           tab === "transactions"
             ? html`<${Table} label="Transactions" head=${["Transaction", "Status", "Amount", "Card", "Customer", "Configuration", "Created"]}
