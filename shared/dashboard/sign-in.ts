@@ -14,6 +14,7 @@ import {
   type LoadedSession,
   presentSession,
   type SecondFactorState,
+  signedOut,
   startSession,
 } from "./sessions.ts";
 import { type DashboardUser, findUser, hasSecondFactor, normalEmail, presentUser } from "./users.ts";
@@ -83,4 +84,37 @@ export async function signInWithPassword(request: DashboardRequest): Promise<Das
   }
   await userSucceeded(user);
   return signedIn(request, user, hasSecondFactor(user) ? "required" : "not-enrolled", "sign_in.password");
+}
+
+/** How a second factor is checked, and what its failure answers and records. */
+export interface SecondFactor {
+  /** Whether what the request sent is right for `user` (and, for a one-time value, uses it up). */
+  verify(request: DashboardRequest & { session: LoadedSession }, user: DashboardUser): Promise<boolean>;
+  /** What a failure is answered (an `invalidField` naming what was sent). */
+  refused(): ApiError;
+  /** The audit log's detail of a failure, and the action of a success. */
+  failure: string;
+  action: string;
+}
+
+/**
+ * The second step of a sign-in, whichever the factor: the session waiting for it, its person, the
+ * lockout's delays (failures count with the password's), then a new session with the factor done.
+ */
+export async function signInWithSecondFactor(
+  request: DashboardRequest,
+  factor: SecondFactor,
+): Promise<DashboardReply> {
+  const session = request.optionalSession;
+  if (!session) throw signedOut();
+  const user = await findUser(session.email);
+  if (!user || user.id !== session.user_id) throw signedOut();
+  refuseWhileWaiting(user, request.now);
+  if (!(await factor.verify({ ...request, session }, user))) {
+    await userFailed(user, request.now);
+    await logSignIn(request, user, "sign_in.failed", "failed", factor.failure);
+    throw factor.refused();
+  }
+  await userSucceeded(user);
+  return signedIn(request, user, "done", factor.action, session);
 }
