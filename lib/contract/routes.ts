@@ -596,7 +596,7 @@ export const contract: Readonly<Record<string, RouteContract>> = {
   "PUT /subscriptions/{subscription_id}": {
     summary: "Update a subscription",
     description:
-      "New terms apply from the next renewal; with `prorate=true` (same interval) from now, the rest of the period charged or credited with the next renewal. `preview=true` changes nothing and answers what it would bill.",
+      "New terms apply from the next renewal; with `prorate=true` (same interval) from now, the rest of the period charged or credited with the next renewal. `preview=true` changes nothing and answers what it would bill. `trial_end_at` (`now` or a date) ends or moves the trial, while the subscription is in it (409 `request.subscription.not-trialing` after): `now` charges the first iteration at once.",
     body: z.extend(updateSubscriptionInput, timingFields),
     expand: "subscription",
     answer: success({ subscription: subscriptionSchema, ...optionalBilling }),

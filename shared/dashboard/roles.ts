@@ -46,11 +46,11 @@ export function mayCall(role: Role, routeKey: string): boolean {
 
 /**
  * Routes a role may call for some of their fields only: a support person's `PUT
- * /subscriptions/{id}` moves or withdraws the cancellation, and changes no plan, amount, payment
- * source or coupon (an owner's changes).
+ * /subscriptions/{id}` moves or withdraws the cancellation, or ends or moves the trial, and changes
+ * no plan, amount, payment source or coupon (an owner's changes).
  */
 const FIELD_LIMITS: Readonly<Record<string, Partial<Record<Role, readonly string[]>>>> = {
-  "PUT /subscriptions/{subscription_id}": { support: ["cancel_at", "cancellation_reason"] },
+  "PUT /subscriptions/{subscription_id}": { support: ["cancel_at", "cancellation_reason", "trial_end_at"] },
 };
 
 /** The fields of `body` that `role` may not send to `routeKey` (those given a value). */

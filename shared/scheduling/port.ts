@@ -23,14 +23,16 @@ export interface CaptureInvoiceJob {
 /**
  * A subscription's scheduled work (`shared/subscriptions/billing.ts`): charge an iteration (attempt
  * 0 when due, then each dunning retry), tell that a trial ends soon, or cancel at a chosen date.
+ * `due` (a charge) and `at` (a notice): the date the job was made for, carried once the trial was
+ * moved (`PUT trial_end_at`), so that a schedule made for another date finds nothing to do.
  */
 export type SubscriptionJob = {
   kind: "subscription";
   scope: string;
   subscriptionId: string;
 } & (
-  | { action: "charge"; iteration: number; attempt: number }
-  | { action: "trial-notice" }
+  | { action: "charge"; iteration: number; attempt: number; due?: string }
+  | { action: "trial-notice"; at?: string }
   | { action: "cancel"; at: string }
 );
 
@@ -99,12 +101,14 @@ const jobSchema = z.discriminatedUnion("kind", [
       action: z.literal("charge"),
       iteration: z.number().check(z.int(), z.gte(1)),
       attempt: z.number().check(z.int(), z.gte(0)),
+      due: z.optional(z.string().check(z.minLength(1))),
     }),
     z.object({
       kind: z.literal("subscription"),
       scope,
       subscriptionId: z.string().check(z.minLength(1)),
       action: z.literal("trial-notice"),
+      at: z.optional(z.string().check(z.minLength(1))),
     }),
     z.object({
       kind: z.literal("subscription"),
@@ -141,9 +145,9 @@ export function captureScheduleName(invoiceId: string): string {
 export function subscriptionScheduleName(job: SubscriptionJob): string {
   const what =
     job.action === "charge"
-      ? `${job.iteration}-${job.attempt}`
+      ? `${job.iteration}-${job.attempt}${job.due ? `-${Date.parse(job.due)}` : ""}`
       : job.action === "trial-notice"
-        ? "trial"
+        ? `trial${job.at ? `-${Date.parse(job.at)}` : ""}`
         : `cancel-${Date.parse(job.at)}`;
   return scheduleName(`sub-${job.subscriptionId}-${what}`);
 }

@@ -80,7 +80,7 @@ export async function runSubscriptionJob(
   const context = await subscriptionContext(job.scope);
   if (!context) return "nothing-to-do";
   if (job.action === "charge") return charge(context, job, options.immediate === true);
-  if (job.action === "trial-notice") return trialNotice(context, job.subscriptionId);
+  if (job.action === "trial-notice") return trialNotice(context, job);
   return cancelAsScheduled(context, job.subscriptionId, job.at);
 }
 
@@ -137,6 +137,9 @@ async function charge(
     }
     const due = attemptDueAt(subscription, job.attempt);
     if (due === null) return "nothing-to-do";
+    // The trial was moved since this schedule was made (`PUT trial_end_at`): the schedule of the
+    // new date charges it, this one ends here (a moved-later trial's old schedule is not early).
+    if (movedAway(subscription, job, due)) return "nothing-to-do";
     // The cancellation asked for comes first: a subscription ending at this date is not charged.
     if (subscription.cancel_at !== null && Date.parse(subscription.cancel_at) <= due.getTime()) {
       if ((await cancel(context, current, subscription.cancellation_reason)) === "canceled")
@@ -387,15 +390,48 @@ async function recordDeclined(
   );
 }
 
+/** Whether the first charge's trial was moved (`PUT trial_end_at`) since `job` was scheduled. */
+function movedAway(
+  subscription: Subscription,
+  job: Extract<SubscriptionJob, { action: "charge" }>,
+  due: Date,
+): boolean {
+  if (subscription.trial_moved !== true || job.iteration !== 1 || job.attempt !== 0) return false;
+  return job.due === undefined || Date.parse(job.due) !== due.getTime();
+}
+
 /** The job of the subscription's next charge (its next iteration, or the retry of this one). */
 export function nextChargeJob(subscription: Subscription): Extract<SubscriptionJob, { action: "charge" }> {
+  const attempt = currentAttemptNumber(subscription);
+  const dated = subscription.trial_moved === true && subscription.iteration === 1 && attempt === 0;
   return {
     kind: "subscription",
     scope: subscription.project_id,
     subscriptionId: subscription.id,
     action: "charge",
     iteration: subscription.iteration,
-    attempt: currentAttemptNumber(subscription),
+    attempt,
+    ...(dated && subscription.iterate_at ? { due: subscription.iterate_at } : {}),
+  };
+}
+
+/** When the trial's notice is due (3 days before the trial ends); null without a trial. */
+function trialNoticeAt(subscription: Subscription): Date | null {
+  if (subscription.trial_end_at === null) return null;
+  return daysBefore(new Date(subscription.trial_end_at), TRIAL_NOTICE_DAYS);
+}
+
+/** The job of the trial's notice: dated once the trial was moved. */
+export function trialNoticeJob(
+  subscription: Subscription,
+): Extract<SubscriptionJob, { action: "trial-notice" }> {
+  const at = trialNoticeAt(subscription);
+  return {
+    kind: "subscription",
+    scope: subscription.project_id,
+    subscriptionId: subscription.id,
+    action: "trial-notice",
+    ...(subscription.trial_moved === true && at ? { at: at.toISOString() } : {}),
   };
 }
 
@@ -410,15 +446,9 @@ export async function scheduleNextCharge(caller: Caller, subscription: Subscript
 
 /** Schedules the trial's notice (3 days before it ends), when there is time for one. */
 export async function scheduleTrialNotice(caller: Caller, subscription: Subscription): Promise<void> {
-  if (subscription.trial_end_at === null) return;
-  const at = daysBefore(new Date(subscription.trial_end_at), TRIAL_NOTICE_DAYS);
-  if (at.getTime() <= nowIn(caller.environment).getTime()) return;
-  const job: SubscriptionJob = {
-    kind: "subscription",
-    scope: subscription.project_id,
-    subscriptionId: subscription.id,
-    action: "trial-notice",
-  };
+  const at = trialNoticeAt(subscription);
+  if (at === null || at.getTime() <= nowIn(caller.environment).getTime()) return;
+  const job = trialNoticeJob(subscription);
   await scheduleJob({ name: subscriptionScheduleName(job), at, job }, caller.environment);
 }
 
@@ -440,8 +470,12 @@ export async function scheduleCancellation(caller: Caller, subscription: Subscri
 
 // ─── Trial notice and cancellation ──────────────────────────────────────────────────────────────
 
-async function trialNotice(context: Context, subscriptionId: string): Promise<SubscriptionJobOutcome> {
+async function trialNotice(
+  context: Context,
+  job: Extract<SubscriptionJob, { action: "trial-notice" }>,
+): Promise<SubscriptionJobOutcome> {
   const { caller, now } = context;
+  const subscriptionId = job.subscriptionId;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await findSubscription(caller.projectId, subscriptionId);
     const subscription = current?.subscription;
@@ -451,6 +485,9 @@ async function trialNotice(context: Context, subscriptionId: string): Promise<Su
     if (subscription.trial_end_at === null || subscription.iteration > 1 || subscription.dunning !== null) {
       return "nothing-to-do";
     }
+    // A notice scheduled before the trial was moved: the new date's notice (if any) sends it.
+    if (subscription.trial_moved === true && job.at !== trialNoticeJob(subscription).at)
+      return "nothing-to-do";
     const next = { ...subscription, trial_notice_sent: true, updated_at: now.toISOString() };
     const outcome = await commitSubscriptionChange(
       changeWrites(current, next, subscriptionEvents(next, now, ["subscription.trial.ending_soon"]), now),
@@ -488,7 +525,7 @@ export async function dropScheduledWork(subscription: Subscription): Promise<voi
     scope: subscription.project_id,
     subscriptionId: subscription.id,
   };
-  const jobs: SubscriptionJob[] = [nextChargeJob(subscription), { ...base, action: "trial-notice" }];
+  const jobs: SubscriptionJob[] = [nextChargeJob(subscription), trialNoticeJob(subscription)];
   if (subscription.cancel_at) jobs.push({ ...base, action: "cancel", at: subscription.cancel_at });
   for (const job of jobs) {
     try {
@@ -496,6 +533,26 @@ export async function dropScheduledWork(subscription: Subscription): Promise<voi
     } catch (error) {
       logger.warn("Could not drop a canceled subscription's schedule; it will do nothing", {
         subscription_id: subscription.id,
+        error,
+      });
+    }
+  }
+}
+
+/**
+ * Drops the first charge's and the notice's schedules of a trial as it stood before it was moved
+ * (`before`), unless `after` keeps the same ones. Best effort: one left behind does nothing.
+ */
+export async function dropMovedTrialWork(before: Subscription, after: Subscription): Promise<void> {
+  const kept = new Set([nextChargeJob(after), trialNoticeJob(after)].map(subscriptionScheduleName));
+  for (const job of [nextChargeJob(before), trialNoticeJob(before)]) {
+    const name = subscriptionScheduleName(job);
+    if (kept.has(name)) continue;
+    try {
+      await cancelJob(name);
+    } catch (error) {
+      logger.warn("Could not drop a moved trial's schedule; it will do nothing", {
+        subscription_id: before.id,
         error,
       });
     }

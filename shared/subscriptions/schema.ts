@@ -56,6 +56,16 @@ export const updateSubscriptionInput = z.object({
   plan_id: id(PLAN_ID_PATTERN, "a plan id"),
   ...terms,
   source,
+  /**
+   * Ends the trial early or moves it: a later or earlier date, or `now` (the first iteration is
+   * charged at once). Only while the subscription is in its trial.
+   */
+  trial_end_at: z.preprocess(
+    notGiven,
+    z.union([z.literal("now"), timestamp], {
+      error: 'must be "now" or a date and time in ISO 8601 or RFC 1123 format',
+    }),
+  ),
   /** A later date moves a pending cancellation; `""` withdraws it. */
   cancel_at: z.preprocess((value) => (value === "None" || value === "null" ? undefined : value), timestamp),
   return_url: httpUrl,

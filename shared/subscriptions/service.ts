@@ -18,13 +18,14 @@ import { amountProblemIn, toMinorUnits } from "../money.ts";
 import { logger } from "../observability/logger.ts";
 import { findTokenItem, transactionsByIds } from "../payments/store.ts";
 import { presentTransaction } from "../payments/transaction.ts";
-import { intervalsAfter, parseInterval } from "../plans/interval.ts";
+import { daysBefore, intervalsAfter, parseInterval } from "../plans/interval.ts";
 import { livePlan } from "../plans/service.ts";
 import { dunningDelaysDays } from "../projects/environment.ts";
 import { createToken } from "../tokens/service.ts";
 import { tokenFromItem } from "../tokens/store.ts";
 import { parseInput } from "../validation/parse.ts";
 import {
+  dropMovedTrialWork,
   dropScheduledWork,
   nextChargeJob,
   runSubscriptionJob,
@@ -55,11 +56,14 @@ import {
   canceled,
   chargedTerms,
   currentPeriod,
+  inTrial,
   newSubscription,
   type PresentedSubscription,
   presentSubscription,
   type Subscription,
   type Terms,
+  TRIAL_NOTICE_DAYS,
+  withTrialEnd,
 } from "./subscription.ts";
 
 /**
@@ -328,6 +332,7 @@ export async function changeSubscription(
   const current = await subscriptionOf(caller, id);
   if (current.subscription.canceled)
     throw conflict("request.subscription.canceled", `Subscription ${id} is canceled.`);
+  const trialEnd = newTrialEnd(current.subscription, fields.trial_end_at, now);
   // A change after the due time leaves the due iteration's charge as it was due.
   const before = readyForChange(current.subscription, now);
   const changesTerms = [fields.plan_id, fields.name, fields.amount, fields.currency, fields.interval].some(
@@ -373,6 +378,7 @@ export async function changeSubscription(
       cancel_url: fields.cancel_url !== undefined ? fields.cancel_url : before.cancel_url,
       updated_at: now.toISOString(),
     };
+    if (trialEnd) next = withTrialEnd(next, trialEnd.at, trialEnd.noticeDue, now);
     if (prorated) {
       // The new terms from now on: what the rest of the period is worth more (or less).
       const perPeriod =
@@ -413,6 +419,13 @@ export async function changeSubscription(
     ...redemptionWrites(coupon, now),
   ];
 
+  if (trialEnd) {
+    // Scheduled first, as on creation: no crash can leave the moved first charge without its job
+    // (one made for a change that then fails finds another date and does nothing).
+    const planned = change(before.token_id);
+    await scheduleTrialNotice(caller, planned);
+    await scheduleNextCharge(caller, planned);
+  }
   const source = fields.source;
   const done = await withCouponRefusal(caller, coupon, async () => {
     if (source !== undefined && isId("card", source)) {
@@ -430,12 +443,42 @@ export async function changeSubscription(
     return made;
   });
   if (done.cancel_at !== before.cancel_at) await scheduleCancellation(caller, done);
-  // A new way to pay during dunning: the past-due iteration is tried again now.
-  if (source !== undefined && done.dunning !== null) await chargeNow(caller, done);
+  if (trialEnd) await dropMovedTrialWork(before, done);
+  // A new way to pay during dunning: the past-due iteration is tried again now; a trial ended now
+  // charges its first iteration now.
+  if ((source !== undefined && done.dunning !== null) || trialEnd?.now) await chargeNow(caller, done);
   const answer = await getSubscription(caller, id);
   return prorated || coupon
     ? { subscription: answer, preview: false, proration, upcoming_charge: upcomingCharge(done, now) }
     : { subscription: answer };
+}
+
+/**
+ * The trial's new end asked for (`trial_end_at`: `now` or a date ahead), or undefined when none is:
+ * only a subscription in its trial has one to end or move (409 naming where it stands).
+ */
+function newTrialEnd(
+  subscription: Subscription,
+  asked: string | null | undefined,
+  now: Date,
+): { at: Date; now: boolean; noticeDue: boolean } | undefined {
+  if (asked === undefined || asked === null) return undefined;
+  if (!inTrial(subscription, now) || subscription.iteration !== 1 || subscription.dunning !== null) {
+    const state = subscription.activated
+      ? "active (its first iteration was charged)"
+      : subscription.dunning !== null
+        ? "past due (its first charge was declined)"
+        : subscription.trial_end_at === null
+          ? "without a trial"
+          : "past its trial (its first charge is due)";
+    throw conflict(
+      "request.subscription.not-trialing",
+      `Subscription ${subscription.id} is ${state}: only a trial can be ended or moved.`,
+    );
+  }
+  if (asked === "now") return { at: now, now: true, noticeDue: false };
+  const at = inFuture("trial_end_at", asked, now) as Date;
+  return { at, now: false, noticeDue: daysBefore(at, TRIAL_NOTICE_DAYS).getTime() > now.getTime() };
 }
 
 function definedTerms(fields: UpdateSubscriptionFields): Partial<Terms> {

@@ -84,6 +84,11 @@ export interface Subscription extends Terms {
    */
   due_charge?: Charge | null;
   trial_notice_sent: boolean;
+  /**
+   * The trial was ended or moved by `PUT trial_end_at`: the first charge's and the notice's jobs
+   * then carry the date they were scheduled for, and one made for another date does nothing.
+   */
+  trial_moved?: boolean;
   cancel_at: string | null;
   canceled: boolean;
   canceled_at: string | null;
@@ -316,6 +321,28 @@ export function canceled(subscription: Subscription, reason: string | null, now:
 /** Whether the subscription is trialing at `now`. */
 export function inTrial(subscription: Subscription, now: Date): boolean {
   return subscription.trial_end_at !== null && Date.parse(subscription.trial_end_at) > now.getTime();
+}
+
+/**
+ * The trial ended now or moved to `end`: the first iteration is due then (the anchor with it), and
+ * a notice is owed again when the new date leaves time for one.
+ */
+export function withTrialEnd(
+  subscription: Subscription,
+  end: Date,
+  noticeDue: boolean,
+  now: Date,
+): Subscription {
+  return {
+    ...subscription,
+    trial_end_at: end.toISOString(),
+    anchor_at: end.toISOString(),
+    anchor_iteration: 1,
+    iterate_at: end.toISOString(),
+    trial_moved: true,
+    trial_notice_sent: noticeDue ? false : subscription.trial_notice_sent,
+    updated_at: now.toISOString(),
+  };
 }
 
 /** The subscription as the API shows it (the reference's fields, and where it stands in dunning). */

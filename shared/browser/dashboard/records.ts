@@ -1,6 +1,6 @@
 /** Customers with their tokens and subscriptions; plans and subscriptions; events and their webhooks. */
 import { useState } from "preact/hooks";
-import { del, get, type Json, may, post } from "./api.ts";
+import { del, get, type Json, may, post, put } from "./api.ts";
 import { html, Loaded, link, money, Section, status, Table, useAction, useApp, useLoad, when } from "./ui.ts";
 
 export function Customers() {
@@ -50,6 +50,18 @@ function SubscriptionTable(props: { subscriptions: Json[]; reload: () => void })
       props.reload();
       return `Subscription ${s.name || s.id} cancelled.`;
     });
+  // The trial ends now: the first iteration is charged at once (the answer says whether it was).
+  const endTrial = (s: Json) =>
+    run(async () => {
+      const answer = await put(`subscriptions/${s.id}`, { trial_end_at: "now" });
+      props.reload();
+      const after = answer.subscription;
+      return after?.iterations > 0
+        ? `Trial of ${s.name || s.id} ended: its first charge of ${money(after.amount, after.currency)} went through.`
+        : `Trial of ${s.name || s.id} ended: its first charge did not go through yet (see its payments).`;
+    });
+  // In its trial by the environment's clock (the server's `active` before any charge).
+  const inTrial = (s: Json) => s.active && !s.activated && !s.past_due && s.trial_end_at !== null;
   return html`<${Table} label="Subscriptions" head=${["Subscription", "Amount", "Every", "Trial ends", "State", ""]}
     rows=${props.subscriptions.map((s: Json) => [
       s.name || s.id,
@@ -64,7 +76,12 @@ function SubscriptionTable(props: { subscriptions: Json[]; reload: () => void })
             ? "active"
             : "inactive",
       !s.canceled && may(session.role, "subscriptions")
-        ? html`<button type="button" class="danger small" disabled=${busy} onClick=${() => cancel(s)}
+        ? html`${
+            inTrial(s)
+              ? html`<button type="button" class="secondary small" disabled=${busy} onClick=${() => endTrial(s)}
+                  aria-label=${`End the trial of subscription ${s.name || s.id} now`}>End trial now</button> `
+              : ""
+          }<button type="button" class="danger small" disabled=${busy} onClick=${() => cancel(s)}
             aria-label=${`Cancel subscription ${s.name || s.id}`}>Cancel</button>`
         : "",
     ])} empty="No subscription." />`;
@@ -77,7 +94,7 @@ export function Subscriptions() {
     <${Section} title="Subscriptions">
       <${Loaded} load=${subscriptions}>${(data: Json) =>
         html`<${SubscriptionTable} subscriptions=${data.subscriptions} reload=${subscriptions.reload} />`}<//>
-      <p class="muted">A trial ends at its date (advance the sandbox clock to see it): the API has no call to end one early.</p>
+      <p class="muted">A trial ends at its date, or now with “End trial now”: its first iteration is then charged at once.</p>
     <//>
     <${Section} title="Plans">
       <${Loaded} load=${plans}>${(data: Json) =>
