@@ -6,6 +6,7 @@ import { Secret, TOTP } from "otpauth";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../lib/local/paths.ts";
+import { GATEWAYS } from "../../shared/gateways/catalogue.ts";
 import { api, type Client, type RunningStack, startStack } from "../e2e/harness.ts";
 import { type Receiver, startReceiver } from "../support/webhooks.ts";
 import { type Browser, chromiumPath, launchChromium, NO_CHROMIUM, screenshots } from "./chromium.ts";
@@ -94,6 +95,11 @@ describe.skipIf(!chromiumPath)("the merchant dashboard in Chromium (npm start)",
     page.evaluate(
       `document.activeElement?.getAttribute("name") ?? document.activeElement?.textContent?.trim()`,
     ) as Promise<string | undefined>;
+  /** Tab (or Shift+Tab) once, and say where the focus went. */
+  const tab = async (back = false) => {
+    await page.keyboard.press(back ? "Shift+Tab" : "Tab");
+    return focused();
+  };
 
   beforeAll(async () => {
     await rm(shotsFolder, { recursive: true, force: true });
@@ -266,6 +272,144 @@ describe.skipIf(!chromiumPath)("the merchant dashboard in Chromium (npm start)",
       headers: { authorization: `Basic ${Buffer.from(`${sandbox.project_id}:${key}`).toString("base64")}` },
     });
     expect(answer.status).toBe(200);
+  });
+
+  it("edits a gateway configuration by keyboard alone: the API's refusal beside its field, secrets write-only", async () => {
+    // From the page's top, no mouse: the skip link, then Tab until the configuration's edit toggle.
+    await page.reload();
+    await page.getByRole("heading", { name: "Developers", level: 1 }).waitFor();
+    await page.getByRole("button", { name: "Disable Sandbox cards" }).waitFor();
+    expect(await tab()).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    const stops: (string | undefined)[] = [];
+    while (stops.length < 40 && stops.at(-1) !== "Edit “Sandbox cards” (sandbox, card)")
+      stops.push(await tab());
+    // The order of the screen: keys, webhook, the configurations' table and buttons, then the edit toggle.
+    const order = ["name", "webhook_url", "Save", "Disable", "Edit “Sandbox cards” (sandbox, card)"];
+    const positions = order.map((stop) => stops.indexOf(stop));
+    expect(
+      positions.every((at) => at >= 0),
+      JSON.stringify(stops),
+    ).toBe(true);
+    expect(positions, JSON.stringify(stops)).toEqual([...positions].sort((a, b) => a - b));
+    await page.keyboard.press("Enter");
+    await page.getByRole("form", { name: "Edit Sandbox cards" }).waitFor();
+
+    expect(await tab()).toBe("name");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("Tea cards");
+    // Shift+Tab goes back to the toggle, Tab returns to the field typed in.
+    expect(await tab(true)).toBe("Edit “Sandbox cards” (sandbox, card)");
+    expect(await tab()).toBe("name");
+    expect(await tab()).toBe("default_currency");
+    await page.keyboard.type("EURO");
+    const fields: (string | undefined)[] = [];
+    for (let i = 0; i < 9; i++) fields.push(await tab());
+    expect(fields).toEqual([
+      "currencies",
+      "enabled",
+      "settings.merchant_account",
+      "settings.api_key",
+      "settings.outage",
+      "settings.soft_decline_cards",
+      "settings.unknown_outcome_cards",
+      "settings.latency_ms",
+      "Save Sandbox cards",
+    ]);
+    // Back to the secret: typed, sent once, never shown back.
+    for (let i = 0; i < 5; i++) await tab(true);
+    expect(await focused()).toBe("settings.api_key");
+    await page.keyboard.type("sandbox-key-1234");
+    await page.keyboard.press("Enter");
+    // Refused: the message beside the field it names, which takes the focus.
+    await expect.poll(focused, SLOW).toBe("default_currency");
+    const currency = page.getByRole("form", { name: "Edit Sandbox cards" }).getByLabel("Default currency");
+    expect(await currency.getAttribute("aria-invalid")).toBe("true");
+    await expect
+      .poll(async () => page.locator(`#${(await currency.getAttribute("id")) ?? ""}-error`).textContent())
+      .toBe("must be a valid ISO 4217 currency code");
+    const names = (await merchant.get("/gateway-configurations")).body.gateway_configurations.map(
+      (c: { name: string }) => c.name,
+    );
+    expect(names).toContain("Sandbox cards");
+    expect(names).not.toContain("Tea cards");
+    await both("gateway-configuration-refused");
+    await accessible("developers, a configuration's form open");
+
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("GBP");
+    for (let i = 0; i < 9; i++) await tab();
+    expect(await focused()).toBe("Save Sandbox cards");
+    await page.keyboard.press("Space");
+    await expect.poll(status, SLOW).toBe("Tea cards saved.");
+    const { body } = await merchant.get("/gateway-configurations");
+    const saved = body.gateway_configurations.find((c: { name: string }) => c.name === "Tea cards");
+    expect(saved).toMatchObject({ default_currency: "GBP", enabled: true });
+    expect(JSON.stringify(saved)).not.toContain("sandbox-key-1234");
+    const form = page.getByRole("form", { name: "Edit Tea cards" });
+    expect(await form.getByLabel("api_key", { exact: true }).inputValue()).toBe("");
+    expect(await form.getByLabel("Name", { exact: true }).inputValue()).toBe("Tea cards");
+    await both("gateway-configuration-saved");
+  });
+
+  it("adds a gateway configuration, its settings' refusals shown beside them", async () => {
+    await page.getByText("Add a configuration").click();
+    const form = page.getByRole("form", { name: "Add a gateway configuration" });
+    // Each gateway of the catalogue, with its settings (secret ones as password fields); a live-only one
+    // is not offered in a sandbox.
+    const offered = await form.getByLabel("Gateway").locator("option").allTextContents();
+    expect(offered).toEqual(Object.keys(GATEWAYS));
+    for (const gateway of Object.values(GATEWAYS)) {
+      await form.getByLabel("Gateway").selectOption(gateway.name);
+      const fields = await form
+        .locator("fieldset input")
+        .evaluateAll((inputs) =>
+          inputs.map((input) => `${input.getAttribute("name")} ${input.getAttribute("type")}`),
+        );
+      expect(fields).toEqual(
+        gateway.settings
+          .filter((setting) => setting.required !== "live")
+          .map((setting) => `settings.${setting.name} ${setting.secret ? "password" : "text"}`),
+      );
+    }
+    await form.getByLabel("Gateway").selectOption("stripe");
+    await form.getByLabel("Name", { exact: true }).fill("Stripe test");
+    await form.getByLabel("Enabled").selectOption("false");
+    await form.getByLabel("secret_key (required)").fill("sk_live_abc123");
+    await form.getByRole("button", { name: "Add the configuration" }).click();
+    await expect
+      .poll(() => form.getByLabel("secret_key (required)").getAttribute("aria-invalid"), SLOW)
+      .toBe("true");
+    expect(await form.locator(".error").first().textContent()).toContain("must be a test key");
+    await both("gateway-configuration-add-refused");
+    await accessible("developers, the add form open");
+    await form.getByLabel("secret_key (required)").fill("sk_test_abc123");
+    await form.getByRole("button", { name: "Add the configuration" }).click();
+    await expect.poll(status, SLOW).toBe("Stripe test created.");
+    const { body } = await merchant.get("/gateway-configurations?with_disabled=true");
+    expect(body.gateway_configurations.find((c: { name: string }) => c.name === "Stripe test")).toMatchObject(
+      {
+        gateway_name: "stripe",
+        enabled: false,
+      },
+    );
+    await page.getByText("Edit “Stripe test” (stripe, card)").waitFor();
+  });
+
+  it("keeps the routing rules being typed when the page draws again, until reset", async () => {
+    const rules = page.getByLabel("Rules (JSON, first match wins)");
+    const saved = await rules.inputValue();
+    await rules.fill('[{"action": {"type": "block", "reason": "typed"}}]');
+    await page.getByRole("button", { name: "Simulate" }).click();
+    await expect.poll(status, SLOW).toBe("Simulated.");
+    // The configurations' list read again beside it (a change there redraws the screen).
+    await page.getByRole("button", { name: "Disable Tea cards" }).click();
+    await expect.poll(status, SLOW).toBe("Tea cards disabled.");
+    await page.getByRole("button", { name: "Enable Tea cards" }).click();
+    await expect.poll(status, SLOW).toBe("Tea cards enabled.");
+    expect(await rules.inputValue()).toBe('[{"action": {"type": "block", "reason": "typed"}}]');
+    await page.getByRole("button", { name: "Reset to the saved rules" }).click();
+    expect(await rules.inputValue()).toBe(saved);
   });
 
   it("shows every other screen without an accessibility violation or a CSP refusal", async () => {

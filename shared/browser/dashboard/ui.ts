@@ -104,13 +104,17 @@ export function Field(props: {
   type?: string;
   required?: boolean;
   hint?: string;
+  /** The API's complaint about this field (shown beside it, and read with it). */
+  error?: string;
   autocomplete?: string;
   inputmode?: string;
+  placeholder?: string;
   options?: [string, string][];
   onInput?: (value: string) => void;
 }) {
   const id = useRef(`f${++fieldCount}-${props.name}`).current;
   const hintId = props.hint ? `${id}-hint` : undefined;
+  const errorId = props.error ? `${id}-error` : undefined;
   // With `onInput` the page holds the value; without, what the user typed or chose stays when the page
   // renders again (a list loading beside the form must not reset it).
   const controlled = props.onInput !== undefined;
@@ -118,7 +122,8 @@ export function Field(props: {
     id,
     name: props.name,
     required: props.required,
-    "aria-describedby": hintId,
+    "aria-describedby": [errorId, hintId].filter(Boolean).join(" ") || undefined,
+    "aria-invalid": props.error ? "true" : undefined,
     onInput: (event: Event) => props.onInput?.((event.target as HTMLInputElement).value),
   };
   return html`<div class="field">
@@ -133,8 +138,9 @@ export function Field(props: {
           </select>`
         : html`<input ...${common} type=${props.type ?? "text"}
             ...${controlled ? { value: props.value } : { defaultValue: props.value }}
-            autocomplete=${props.autocomplete} inputmode=${props.inputmode} />`
+            autocomplete=${props.autocomplete} inputmode=${props.inputmode} placeholder=${props.placeholder} />`
     }
+    ${errorId ? html`<small id=${errorId} class="error">${props.error}</small>` : null}
     ${hintId ? html`<small id=${hintId} class="muted">${props.hint}</small>` : null}
   </div>`;
 }
