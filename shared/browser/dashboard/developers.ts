@@ -385,7 +385,7 @@ function Configurations() {
 }
 
 function Routing() {
-  const { session } = useApp();
+  const { session, environment } = useApp();
   const load = useLoad("routing-rules");
   const { busy, run } = useAction();
   const [explanation, setExplanation] = useState<Json | null>(null);
@@ -410,12 +410,13 @@ function Routing() {
     <${Loaded} load=${load}>${(data: Json) => {
       const r = data.routing_rules;
       return html`<p>Default order: ${r.default_order.join(" → ") || "by creation"}. Version ${r.version}.</p>
-        <form key=${r.version} onSubmit=${save}>
+        <form key=${`${environment}-${r.version}`} onSubmit=${save}>
           <input type="hidden" name="version" value=${r.version} />
           <div class="field"><label for="rules">Rules (JSON, first match wins)</label>
             ${
               // Uncontrolled: what is typed stays when the page renders again, until saved (a new
-              // version draws the saved rules) or reset (the form's reset restores them).
+              // version draws the saved rules), reset (the form's reset restores them) or the other
+              // environment shown (its own rules).
               html`<textarea id="rules" name="rules" rows="8" spellcheck=${false} defaultValue=${JSON.stringify(
                 r.rules.map(({ id: _id, ...rule }: Json) => rule),
                 null,
